@@ -1,0 +1,75 @@
+// Resource use of a child process from /proc (Linux): peak and sampled RSS, CPU time, children.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+function status(pid: number): string {
+  return readFileSync(`/proc/${pid}/status`, 'utf8');
+}
+
+function kbField(text: string, field: string): number {
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1] ?? NaN);
+}
+
+/** Resident set size now, in MiB. */
+export function rssMb(pid: number): number {
+  return kbField(status(pid), 'VmRSS') / 1024;
+}
+
+/** Peak resident set size since the process started (VmHWM), in MiB. */
+export function peakRssMb(pid: number): number {
+  return kbField(status(pid), 'VmHWM') / 1024;
+}
+
+/** User + system CPU time the process has used, in milliseconds. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may contain spaces; fields after its closing parenthesis are fixed.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/** CPU time of several processes together, in milliseconds. */
+export function totalCpuMs(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+}
+
+/** The direct children of `pid` (nginx's workers, cluster workers). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(name));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
+/** The 1-minute load average, for the report's conditions line. */
+export function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
+/** Samples the summed VmRSS of `pids` every `everyMs` until stopped; returns the highest, in MiB. */
+export function sampleRss(pids: readonly number[], everyMs = 20): () => number {
+  let peak = 0;
+  const take = () => {
+    let sum = 0;
+    for (const pid of pids) sum += rssMb(pid);
+    peak = Math.max(peak, sum);
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return () => {
+    clearInterval(timer);
+    take();
+    return peak;
+  };
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Runs every compiled test file (dist/**/*.test.js) with node's own test runner.
+// Usage: node scripts/test.mjs [substring filter...]
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+function findTests(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) out.push(...findTests(full));
+    else if (name.endsWith('.test.js')) out.push(full);
+  }
+  return out;
+}
+
+const filters = process.argv.slice(2);
+const files = ['dist/src', 'dist/test']
+  .flatMap((d) => {
+    try {
+      return findTests(d);
+    } catch {
+      return [];
+    }
+  })
+  .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files found under dist/ (did the build run?)');
+  process.exit(1);
+}
+const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+const result = spawnSync(
+  process.execPath,
+  ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  { stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,85 @@
+// `dx serve` and `dx migrate`.
+import type { Command } from 'commander';
+import { loadConfig, redactUrl } from '../../config.js';
+import { openDatabase } from '../../storage/db/database.js';
+import { migrateToLatest } from '../../storage/db/migrate.js';
+import { output, type OutputOptions } from '../context.js';
+
+interface ServeOptions {
+  role?: string;
+  apiPort?: string;
+  proxyPort?: string;
+}
+
+/** Registers `serve` and `migrate` on the program. */
+export function registerServeCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('run the service: roles api, worker and proxy, in one process or apart')
+    .option(
+      '--role <roles>',
+      'comma-separated roles (api,worker,proxy); default api,worker (+proxy with UPSTREAM_URL)',
+    )
+    .option('--api-port <port>', 'API port (API_PORT)')
+    .option('--proxy-port <port>', 'proxy port (PROXY_PORT)')
+    .action(async (opts: ServeOptions) => {
+      const config = loadConfig(process.env, {
+        ...(opts.role !== undefined ? { ROLES: opts.role } : {}),
+        ...(opts.apiPort !== undefined ? { API_PORT: opts.apiPort } : {}),
+        ...(opts.proxyPort !== undefined ? { PROXY_PORT: opts.proxyPort } : {}),
+      });
+      // The server stack (Fastify, schemas) loads only for `serve`, keeping every other command quick.
+      const { startService } = await import('../../runtime/service.js');
+      const service = await startService(config);
+      const log = service.api?.log;
+      const banner = [
+        `Dataset Exchange Service: roles ${config.roles.join(', ')}; database ${redactUrl(config.databaseUrl)}`,
+        ...(service.apiUrl !== null
+          ? [
+              `API listening on ${service.apiUrl}/api/v1 (public URL ${config.publicUrl}); OpenAPI at /api/v1/openapi.json`,
+              'Onboard a first app:  ./bin/dx.js apps create --name "My App" --key-out my-app.pem',
+            ]
+          : []),
+        ...(service.proxy !== null
+          ? [
+              `Proxy listening on ${service.proxy.url} → ${config.upstreamUrl}; onboard a client: ./bin/dx.js proxy-ids create --name "Client"`,
+            ]
+          : []),
+      ];
+      process.stderr.write(`${banner.join('\n')}\n`);
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        log?.info({ signal }, 'shutting down');
+        const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 5000);
+        force.unref();
+        service.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            log?.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations and exit')
+    .option('--json', 'print JSON')
+    .action(async (opts: OutputOptions) => {
+      const config = loadConfig();
+      const database = await openDatabase(config.databaseUrl);
+      try {
+        const applied = await migrateToLatest(database);
+        output(opts, { applied }, () => [
+          applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`,
+        ]);
+      } finally {
+        await database.close();
+      }
+    });
+}

@@ -1,0 +1,47 @@
+// Shared plumbing of the CLI commands: configuration, a migrated database, output.
+import { loadConfig, type Config } from '../config.js';
+import { openDatabase, type Database } from '../storage/db/database.js';
+import { migrateToLatest } from '../storage/db/migrate.js';
+
+/** Options every command accepts. */
+export interface OutputOptions {
+  json?: boolean;
+}
+
+/** Runs `fn` with the configuration and a migrated database, closing it afterwards. */
+export async function withDatabase<T>(fn: (database: Database, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = await openDatabase(config.databaseUrl);
+  try {
+    await migrateToLatest(database);
+    return await fn(database, config);
+  } finally {
+    await database.close();
+  }
+}
+
+/** Prints either JSON (for scripts) or the human-readable lines. */
+export function output(options: OutputOptions, json: unknown, human: () => string[]): void {
+  if (options.json === true) process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  else process.stdout.write(`${human().join('\n')}\n`);
+}
+
+/** Parses a positive integer argument or throws a usage error naming it. */
+export function parseId(value: string, what: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error(`${what} must be a positive integer (got "${value}")`);
+  return n;
+}
+
+/** Formats rows as an aligned text table. */
+export function table(headers: string[], rows: (string | number | null)[][]): string[] {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (c === null ? '-' : String(c))))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
+}

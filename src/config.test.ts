@@ -1,0 +1,104 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { ConfigError, loadConfig } from './config.js';
+
+test('defaults: SQLite under ./data, API on 8080, roles api and worker', () => {
+  const c = loadConfig({});
+  assert.equal(c.apiPort, 8080);
+  assert.equal(c.proxyPort, 8081);
+  assert.equal(c.databaseUrl, `sqlite:${resolve('data', 'dx.sqlite')}`);
+  assert.deepEqual(c.roles, ['api', 'worker']);
+  assert.equal(c.publicUrl, 'http://localhost:8080');
+  assert.equal(c.accessTokenTtlSeconds, 3600);
+});
+
+test('UPSTREAM_URL adds the proxy role; flags override the environment', () => {
+  const c = loadConfig({ UPSTREAM_URL: 'http://up.example:9000', API_PORT: '1' }, { API_PORT: '9999' });
+  assert.deepEqual(c.roles, ['api', 'worker', 'proxy']);
+  assert.equal(c.apiPort, 9999);
+});
+
+test('every mistake is reported at once, one message each', () => {
+  try {
+    loadConfig({
+      API_PORT: 'eighty',
+      LOG_LEVEL: 'loud',
+      ROLES: 'api,cook',
+      DATABASE_URL: 'mysql://x',
+      SIGNING_SECRET: 'short',
+      PUBLIC_URL: 'ftp://x',
+    });
+    assert.fail('expected a ConfigError');
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    const text = err.problems.join('\n');
+    for (const name of ['API_PORT', 'LOG_LEVEL', 'ROLES', 'DATABASE_URL', 'SIGNING_SECRET', 'PUBLIC_URL']) {
+      assert.match(text, new RegExp(`^${name}:`, 'm'), name);
+    }
+  }
+});
+
+test('the proxy role needs UPSTREAM_URL', () => {
+  assert.throws(() => loadConfig({ ROLES: 'proxy' }), /UPSTREAM_URL: required/);
+});
+
+test('STORAGE=s3 reads the bucket settings; local is the default', () => {
+  assert.deepEqual(loadConfig({}).storage, { kind: 'local' });
+  const c = loadConfig({
+    STORAGE: 's3',
+    S3_BUCKET: 'dx-uploads',
+    S3_ENDPOINT: 'http://minio:9000/',
+    S3_PUBLIC_ENDPOINT: 'https://files.example.org',
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_NOTIFICATION_TOKEN: 'n'.repeat(32),
+  });
+  assert.deepEqual(c.storage, {
+    kind: 's3',
+    s3: {
+      bucket: 'dx-uploads',
+      region: 'us-east-1',
+      endpoint: 'http://minio:9000',
+      publicEndpoint: 'https://files.example.org',
+      forcePathStyle: true,
+      notificationToken: 'n'.repeat(32),
+      pollMs: 2000,
+    },
+  });
+});
+
+test('storage mistakes are reported one by one', () => {
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (err) {
+      assert.ok(err instanceof ConfigError);
+      return err.problems;
+    }
+  };
+  assert.match(problemsOf({ STORAGE: 's3' }).join('\n'), /^S3_BUCKET: required when STORAGE=s3$/m);
+  assert.match(problemsOf({ STORAGE: 'gcs' }).join('\n'), /^STORAGE:/m);
+  const many = problemsOf({
+    STORAGE: 's3',
+    S3_BUCKET: 'Bad_Bucket',
+    S3_ENDPOINT: 'http://key:secret@minio:9000',
+    S3_PUBLIC_ENDPOINT: 'ftp://files',
+    S3_FORCE_PATH_STYLE: 'perhaps',
+    S3_NOTIFICATION_TOKEN: 'short',
+    S3_POLL_MS: '5',
+  });
+  for (const name of [
+    'S3_BUCKET',
+    'S3_ENDPOINT',
+    'S3_PUBLIC_ENDPOINT',
+    'S3_FORCE_PATH_STYLE',
+    'S3_NOTIFICATION_TOKEN',
+    'S3_POLL_MS',
+  ]) {
+    assert.equal(many.filter((p) => p.startsWith(`${name}:`)).length, 1, `${name} in ${many.join('; ')}`);
+  }
+  // The endpoint's credentials never appear in the message.
+  assert.ok(!many.join('\n').includes('secret'));
+  assert.match(problemsOf({ S3_BUCKET: 'dx' }).join('\n'), /^S3_BUCKET: set, but STORAGE is local/m);
+});

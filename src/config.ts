@@ -1,0 +1,268 @@
+// One typed configuration, read from the environment (and CLI flags) once at start and passed down.
+import { resolve } from 'node:path';
+import { allowlistEntryProblem } from './net/address-policy.js';
+import { readStorageConfig, STORAGE_KINDS, type StorageConfig } from './storage/objects/storage-config.js';
+
+export const ROLES = ['api', 'worker', 'proxy'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** How one environment variable is read: its default and its check. A tiny schema, no library:
+ * the CLI reads the configuration on every command and must start fast. */
+interface VarSpec<T> {
+  default: T;
+  parse(raw: string): T | { error: string };
+}
+
+const text = (fallback: string): VarSpec<string> => ({ default: fallback, parse: (raw) => raw });
+const integer = (fallback: number, min: number, max: number): VarSpec<number> => ({
+  default: fallback,
+  parse: (raw) => {
+    const n = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) return { error: 'must be an integer' };
+    if (n < min || n > max) return { error: `must be between ${min} and ${max}` };
+    return n;
+  },
+});
+const decimal = (fallback: number, min: number): VarSpec<number> => ({
+  default: fallback,
+  parse: (raw) => {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n)) return { error: 'must be a number' };
+    return n < min ? { error: `must be at least ${min}` } : n;
+  },
+});
+const boolean = (fallback: boolean): VarSpec<boolean> => ({
+  default: fallback,
+  parse: (raw) => {
+    const v = raw.trim().toLowerCase();
+    if (['true', '1', 'yes'].includes(v)) return true;
+    if (['false', '0', 'no'].includes(v)) return false;
+    return { error: 'must be true or false' };
+  },
+});
+const oneOf = <T extends string>(fallback: T, values: readonly T[]): VarSpec<T> => ({
+  default: fallback,
+  parse: (raw) =>
+    (values as readonly string[]).includes(raw)
+      ? (raw as T)
+      : { error: `must be one of ${values.join(', ')}` },
+});
+
+/** Every environment variable the service reads, with its default; the README's table mirrors this. */
+const ENV = {
+  HOST: text('0.0.0.0'),
+  API_PORT: integer(8080, 0, 65535),
+  PROXY_PORT: integer(8081, 0, 65535),
+  ROLES: text(''),
+  DATA_DIR: text('./data'),
+  DATABASE_URL: text(''),
+  PUBLIC_URL: text(''),
+  SIGNING_SECRET: text(''),
+  JWT_AUDIENCE: text(''),
+  ACCESS_TOKEN_TTL_SECONDS: integer(3600, 60, 86400),
+  LOG_LEVEL: oneOf('info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  UPSTREAM_URL: text(''),
+  SHUTDOWN_GRACE_MS: integer(10000, 0, 600000),
+  // The request proxy (src/proxy).
+  PROXY_TIMEOUT_MS: integer(30000, 1, 3600000),
+  PROXY_CONNECT_TIMEOUT_MS: integer(5000, 1, 600000),
+  PROXY_BODY_LIMIT_BYTES: integer(10485760, 0, Number.MAX_SAFE_INTEGER),
+  PROXY_RATE_LIMIT: decimal(0, 0),
+  PROXY_RATE_BURST: integer(0, 0, 1000000),
+  PROXY_ID_REFRESH_MS: integer(5000, 100, 3600000),
+  PROXY_WORKERS: integer(1, 1, 64),
+  PROXY_UPSTREAM_CONNECTIONS: integer(128, 1, 10000),
+  // Loading (src/worker, src/storage/objects).
+  UPLOAD_MAX_BYTES: integer(5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+  LOAD_URL_ALLOWLIST: text(''),
+  WORKER_CONCURRENCY: integer(1, 1, 64),
+  JOB_LEASE_MS: integer(30000, 1000, 3600000),
+  WORKER_POLL_MS: integer(1000, 10, 600000),
+  // The object store (src/storage/objects/storage-config.ts checks how they combine).
+  STORAGE: oneOf('local', STORAGE_KINDS),
+  S3_BUCKET: text(''),
+  S3_REGION: text('us-east-1'),
+  S3_ENDPOINT: text(''),
+  S3_PUBLIC_ENDPOINT: text(''),
+  S3_FORCE_PATH_STYLE: boolean(false),
+  S3_NOTIFICATION_TOKEN: text(''),
+  S3_POLL_MS: integer(2000, 100, 3600000),
+};
+type EnvName = keyof typeof ENV;
+type Env = { [K in EnvName]: (typeof ENV)[K]['default'] };
+
+/** Reads every variable; a bad one is reported and replaced by its default so the rest is still checked. */
+function readEnv(source: Record<string, string | undefined>, problems: string[]): Env {
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(ENV) as [EnvName, VarSpec<unknown>][]) {
+    const raw = source[name];
+    if (raw === undefined || raw === '') {
+      out[name] = spec.default;
+      continue;
+    }
+    const value = spec.parse(raw);
+    if (typeof value === 'object' && value !== null && 'error' in value) {
+      problems.push(`${name}: ${String(value.error)} (got ${JSON.stringify(raw)})`);
+      out[name] = spec.default;
+    } else {
+      out[name] = value;
+    }
+  }
+  return out as Env;
+}
+
+export interface Config {
+  host: string;
+  apiPort: number;
+  proxyPort: number;
+  roles: Role[];
+  dataDir: string;
+  /** `sqlite:<file>` or a `postgres://` URL. */
+  databaseUrl: string;
+  /** Base URL that clients reach the API at; signed upload and download links are built on it. */
+  publicUrl: string;
+  /** HMAC key for signed URLs. Empty means: generate one and keep it in DATA_DIR. */
+  signingSecret: string;
+  jwtAudience: string | null;
+  accessTokenTtlSeconds: number;
+  logLevel: string;
+  upstreamUrl: string | null;
+  shutdownGraceMs: number;
+  /** Largest file accepted by an upload URL or fetched by records:load. */
+  uploadMaxBytes: number;
+  /** Hosts and CIDRs that records:load may fetch from although they are internal (LOAD_URL_ALLOWLIST). */
+  loadUrlAllowlist: string[];
+  workerConcurrency: number;
+  /** How long a claimed job stays claimed without a heartbeat. */
+  jobLeaseMs: number;
+  /** How often an idle worker looks for queued jobs (jobs queued in-process wake it at once). */
+  workerPollMs: number;
+  /** The request proxy's tuning; see `ProxyConfig`. */
+  proxy: ProxyConfig;
+  /** Where uploads and exports live: files under DATA_DIR, or an S3-compatible bucket. */
+  storage: StorageConfig;
+}
+
+/** Settings of the request proxy role. */
+export interface ProxyConfig {
+  /** Longest wait for the upstream's response headers, and longest silence within a body. */
+  timeoutMs: number;
+  connectTimeoutMs: number;
+  /** Largest request body forwarded; larger ones get 413. */
+  bodyLimitBytes: number;
+  /** Requests per second per proxy ID (token bucket refill rate); 0 turns rate limiting off. */
+  rateLimit: number;
+  /** Bucket size: requests a proxy ID may send at once; defaults to max(1, rateLimit). */
+  rateBurst: number;
+  /** How often the in-memory set of active proxy IDs is reloaded from the database. */
+  idRefreshMs: number;
+  /** Processes serving the proxy port (node:cluster); 1 runs it in the calling process. */
+  workers: number;
+  /** Keep-alive connections per worker to the upstream. */
+  upstreamConnections: number;
+}
+
+/** A configuration mistake; `problems` holds one message per bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/** Reads and validates the configuration; overrides (from CLI flags) win over the environment. */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Record<EnvName, string>> = {},
+): Config {
+  const problems: string[] = [];
+  const e = readEnv({ ...env, ...overrides }, problems);
+
+  const roles = parseRoles(e.ROLES, e.UPSTREAM_URL !== '', problems);
+  const dataDir = resolve(e.DATA_DIR);
+  const databaseUrl = e.DATABASE_URL || `sqlite:${resolve(dataDir, 'dx.sqlite')}`;
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    problems.push(`DATABASE_URL: must start with sqlite: or postgres:// (got ${redactUrl(databaseUrl)})`);
+  }
+  const publicUrl = (e.PUBLIC_URL || `http://localhost:${e.API_PORT}`).replace(/\/+$/, '');
+  if (!isHttpUrl(publicUrl)) problems.push(`PUBLIC_URL: must be an http(s) URL (got ${e.PUBLIC_URL})`);
+  if (e.SIGNING_SECRET !== '' && e.SIGNING_SECRET.length < 32) {
+    problems.push('SIGNING_SECRET: must be at least 32 characters');
+  }
+  if (e.UPSTREAM_URL !== '' && !isHttpUrl(e.UPSTREAM_URL)) {
+    problems.push(`UPSTREAM_URL: must be an http(s) URL (got ${e.UPSTREAM_URL})`);
+  }
+  if (roles.includes('proxy') && e.UPSTREAM_URL === '') {
+    problems.push('UPSTREAM_URL: required when the proxy role runs');
+  }
+  const loadUrlAllowlist = e.LOAD_URL_ALLOWLIST.split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of loadUrlAllowlist) {
+    const bad = allowlistEntryProblem(entry);
+    if (bad !== null) problems.push(`LOAD_URL_ALLOWLIST: ${bad}`);
+  }
+  const storage = readStorageConfig(e, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    host: e.HOST,
+    apiPort: e.API_PORT,
+    proxyPort: e.PROXY_PORT,
+    roles,
+    dataDir,
+    databaseUrl,
+    publicUrl,
+    signingSecret: e.SIGNING_SECRET,
+    jwtAudience: e.JWT_AUDIENCE || null,
+    accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS,
+    logLevel: e.LOG_LEVEL,
+    upstreamUrl: e.UPSTREAM_URL || null,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+    loadUrlAllowlist,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    jobLeaseMs: e.JOB_LEASE_MS,
+    workerPollMs: e.WORKER_POLL_MS,
+    proxy: {
+      timeoutMs: e.PROXY_TIMEOUT_MS,
+      connectTimeoutMs: e.PROXY_CONNECT_TIMEOUT_MS,
+      bodyLimitBytes: e.PROXY_BODY_LIMIT_BYTES,
+      rateLimit: e.PROXY_RATE_LIMIT,
+      rateBurst: e.PROXY_RATE_BURST || Math.max(1, Math.ceil(e.PROXY_RATE_LIMIT)),
+      idRefreshMs: e.PROXY_ID_REFRESH_MS,
+      workers: e.PROXY_WORKERS,
+      upstreamConnections: e.PROXY_UPSTREAM_CONNECTIONS,
+    },
+    storage,
+  };
+}
+
+function parseRoles(value: string, hasUpstream: boolean, problems: string[]): Role[] {
+  if (value.trim() === '') return hasUpstream ? ['api', 'worker', 'proxy'] : ['api', 'worker'];
+  const roles: Role[] = [];
+  for (const part of value.split(',').map((s) => s.trim())) {
+    if ((ROLES as readonly string[]).includes(part)) roles.push(part as Role);
+    else problems.push(`ROLES: unknown role "${part}" (use ${ROLES.join(', ')})`);
+  }
+  return [...new Set(roles)];
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** Hides the password of a connection URL for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}

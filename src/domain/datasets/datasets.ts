@@ -1,0 +1,150 @@
+// Defining, listing, renaming and deleting datasets. A token sees the datasets of its workspace
+// tagged with its app; anything else is "not found" (never "forbidden": no existence leak).
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { DatasetRow } from '../../storage/db/tables.js';
+import { problem } from '../../errors.js';
+import { nowTimestamp } from '../../lib/time.js';
+import type { Db } from '../identity/users.js';
+import { parseDatasetSchema, type DatasetSchema, type DatasetSchemaInput } from './schema.js';
+import { viewDatasets, type Dataset } from './view.js';
+import { connectedApps, tagDataset } from './tags.js';
+
+/** The caller of a dataset operation: an installation of an app in a workspace. */
+export interface DatasetCaller {
+  appId: string;
+  workspaceId: number;
+  ownerUserId: number;
+}
+
+export interface NewDatasetInput {
+  name: string;
+  description?: string;
+  schema: DatasetSchemaInput;
+  tagIds?: { platformAppId: string }[];
+}
+
+/** Defines a dataset in the caller's workspace, tagged for the apps that may see it. */
+export async function createDataset(db: Db, caller: DatasetCaller, input: NewDatasetInput): Promise<Dataset> {
+  const schema = parseDatasetSchema(input.schema);
+  const connected = await connectedApps(db, caller.workspaceId);
+  let tagApps: string[];
+  if (input.tagIds === undefined) {
+    tagApps = connected.map((a) => a.platformAppId);
+  } else {
+    const known = new Set(connected.map((a) => a.platformAppId));
+    const bad = input.tagIds.filter((t) => !known.has(t.platformAppId));
+    if (bad.length > 0) {
+      throw problem('invalid', 'Datasets can only be tagged with apps connected to the workspace.', {
+        errors: { tagIds: bad.map((t) => `app ${t.platformAppId} is not connected to this workspace`) },
+      });
+    }
+    tagApps = [caller.appId, ...input.tagIds.map((t) => t.platformAppId)];
+  }
+  const id = randomUUID();
+  const now = nowTimestamp();
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('datasets')
+      .values({
+        id,
+        workspace_id: caller.workspaceId,
+        name: input.name,
+        description: input.description ?? '',
+        created_by_user_id: caller.ownerUserId,
+        created_by_app_id: caller.appId,
+        created_at: now,
+        updated_at: now,
+        record_count: 0,
+        date_last_record_updated: null,
+        records_table: null,
+        generation: 0,
+      })
+      .execute();
+    await trx
+      .insertInto('dataset_schemas')
+      .values({
+        dataset_id: id,
+        properties: JSON.stringify(schema.properties),
+        primary_key: JSON.stringify(schema.primaryKey),
+      })
+      .execute();
+    for (const appId of new Set(tagApps)) await tagDataset(trx, id, appId);
+  });
+  return getDataset(db, caller, id);
+}
+
+/** Lists the datasets the caller may see, oldest first. */
+export async function listDatasets(db: Db, caller: DatasetCaller): Promise<Dataset[]> {
+  const rows = await visible(db, caller).orderBy('d.created_at').orderBy('d.id').execute();
+  return viewDatasets(db, rows);
+}
+
+/** One dataset the caller may see, in the public shape. */
+export async function getDataset(db: Db, caller: DatasetCaller, datasetId: string): Promise<Dataset> {
+  const [view] = await viewDatasets(db, [await findVisibleDataset(db, caller, datasetId)]);
+  if (view === undefined) throw problem('notFound', `Dataset ${datasetId} not found.`);
+  return view;
+}
+
+/** The row of a dataset the caller may see, or a 404 problem. */
+export async function findVisibleDataset(
+  db: Db,
+  caller: DatasetCaller,
+  datasetId: string,
+): Promise<DatasetRow> {
+  const row = await visible(db, caller).where('d.id', '=', datasetId).executeTakeFirst();
+  if (row === undefined) throw problem('notFound', `Dataset ${datasetId} not found.`);
+  return row;
+}
+
+/** The schema of a dataset (its properties and primary key). */
+export async function datasetSchemaOf(db: Db, datasetId: string): Promise<DatasetSchema> {
+  const row = await db
+    .selectFrom('dataset_schemas')
+    .selectAll()
+    .where('dataset_id', '=', datasetId)
+    .executeTakeFirstOrThrow();
+  return {
+    properties: JSON.parse(row.properties) as DatasetSchema['properties'],
+    primaryKey: JSON.parse(row.primary_key) as string[],
+  };
+}
+
+/** Renames or re-describes a dataset. */
+export async function updateDataset(
+  db: Db,
+  caller: DatasetCaller,
+  datasetId: string,
+  patch: { name?: string; description?: string },
+): Promise<Dataset> {
+  await findVisibleDataset(db, caller, datasetId);
+  const set: { name?: string; description?: string; updated_at: string } = { updated_at: nowTimestamp() };
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.description !== undefined) set.description = patch.description;
+  await db.updateTable('datasets').set(set).where('id', '=', datasetId).execute();
+  return getDataset(db, caller, datasetId);
+}
+
+/** Deletes a dataset; returns its records table (if any) so the caller can drop it and its files. */
+export async function deleteDataset(db: Db, caller: DatasetCaller, datasetId: string): Promise<DatasetRow> {
+  const row = await findVisibleDataset(db, caller, datasetId);
+  await db.deleteFrom('datasets').where('id', '=', datasetId).execute();
+  return row;
+}
+
+function visible(db: Db, caller: DatasetCaller) {
+  return db
+    .selectFrom('datasets as d')
+    .selectAll('d')
+    .where('d.workspace_id', '=', caller.workspaceId)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('dataset_tags as t')
+          .select(sql`1`.as('one'))
+          .whereRef('t.dataset_id', '=', 'd.id')
+          .where('t.app_id', '=', caller.appId),
+      ),
+    );
+}

@@ -1,0 +1,67 @@
+// Dataset tags: one per app allowed to see a dataset. Only apps connected to the workspace qualify.
+import { randomUUID } from 'node:crypto';
+import { problem } from '../../errors.js';
+import { nowTimestamp } from '../../lib/time.js';
+import type { Db } from '../identity/users.js';
+import type { DatasetTag } from './view.js';
+
+/** An app connected to a workspace, as GET /datasets/tags lists it. */
+export interface TagApp {
+  appName: string;
+  platformAppId: string;
+}
+
+/** The apps connected to a workspace (the tags its datasets may carry). */
+export async function connectedApps(db: Db, workspaceId: number): Promise<TagApp[]> {
+  const rows = await db
+    .selectFrom('installations as i')
+    .innerJoin('apps as a', 'a.id', 'i.app_id')
+    .select(['a.id', 'a.name'])
+    .where('i.workspace_id', '=', workspaceId)
+    .orderBy('i.id')
+    .execute();
+  return rows.map((r) => ({ appName: r.name, platformAppId: r.id }));
+}
+
+/** Tags a dataset with an app; tagging twice returns the existing tag. */
+export async function tagDataset(db: Db, datasetId: string, appId: string): Promise<DatasetTag> {
+  await db
+    .insertInto('dataset_tags')
+    .values({ id: randomUUID(), dataset_id: datasetId, app_id: appId, created_at: nowTimestamp() })
+    .onConflict((oc) => oc.columns(['dataset_id', 'app_id']).doNothing())
+    .execute();
+  const row = await db
+    .selectFrom('dataset_tags as t')
+    .innerJoin('apps as a', 'a.id', 't.app_id')
+    .select(['t.id', 't.dataset_id', 't.app_id', 'a.name'])
+    .where('t.dataset_id', '=', datasetId)
+    .where('t.app_id', '=', appId)
+    .executeTakeFirstOrThrow();
+  return { datasetTagId: row.id, name: row.name, datasetId: row.dataset_id, platformAppId: row.app_id };
+}
+
+/** Tags a visible dataset with another app connected to the same workspace. */
+export async function addTag(
+  db: Db,
+  workspaceId: number,
+  datasetId: string,
+  appId: string,
+): Promise<DatasetTag> {
+  const connected = await connectedApps(db, workspaceId);
+  if (!connected.some((a) => a.platformAppId === appId)) {
+    throw problem('invalid', `App ${appId} is not connected to this workspace.`, {
+      errors: { platformAppId: ['not connected to this workspace'] },
+    });
+  }
+  return tagDataset(db, datasetId, appId);
+}
+
+/** Removes one tag of a dataset. */
+export async function removeTag(db: Db, datasetId: string, datasetTagId: string): Promise<void> {
+  const result = await db
+    .deleteFrom('dataset_tags')
+    .where('id', '=', datasetTagId)
+    .where('dataset_id', '=', datasetId)
+    .executeTakeFirst();
+  if (result.numDeletedRows === 0n) throw problem('notFound', `Dataset tag ${datasetTagId} not found.`);
+}

@@ -1,0 +1,136 @@
+// Per-installation access tokens: opaque random bearer tokens, stored as SHA-256 hashes, checked
+// against the installation and the workspace key version on every call so revocation is immediate.
+import { sql } from 'kysely';
+import { problem } from '../../errors.js';
+import { hashSecret, randomSecret } from '../../lib/secrets.js';
+import { formatSeconds, nowSeconds, nowTimestamp } from '../../lib/time.js';
+import type { Db } from './users.js';
+import { workspaceKeyMatches } from './workspaces.js';
+
+export const PERMISSIONS = ['datasets:read', 'datasets:write'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const ACCESS_TOKEN_PREFIX = 'dxt_';
+
+/** The answer of POST /auth/clientToken. */
+export interface IssuedToken {
+  tokenType: 'Bearer';
+  expiresAt: string;
+  token: string;
+}
+
+/** Who an access token speaks for. */
+export interface InstallationPrincipal {
+  appId: string;
+  appName: string;
+  installationId: number;
+  workspaceId: number;
+  workspaceName: string;
+  ownerUserId: number;
+  ownerName: string;
+  ownerEmail: string;
+  permissions: Permission[];
+}
+
+export interface MintRequest {
+  appId: string;
+  installationId: number;
+  workspaceKey: string;
+  permissions: string[];
+  ttlSeconds: number;
+}
+
+/** Mints an access token for one of the app's installations, given its workspace's key. */
+export async function mintAccessToken(db: Db, req: MintRequest): Promise<IssuedToken> {
+  const row = await db
+    .selectFrom('installations as i')
+    .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
+    .select(['i.id', 'i.app_id', 'w.key_hash', 'w.key_version'])
+    .where('i.id', '=', req.installationId)
+    .executeTakeFirst();
+  // The real service answers 400 for an installation that is not the app's (or none): no existence leak.
+  if (row === undefined || row.app_id !== req.appId) {
+    throw problem('invalid', `Installation ${req.installationId} is not an installation of this app.`, {
+      errors: { installationId: ['not an installation of this app'] },
+    });
+  }
+  if (!workspaceKeyMatches(row, req.workspaceKey)) {
+    throw problem('forbidden', "The Workspace Key does not match the installation's workspace.");
+  }
+  const permissions = narrowPermissions(req.permissions);
+  const now = nowSeconds();
+  const token = randomSecret(ACCESS_TOKEN_PREFIX);
+  const expiresAt = now + req.ttlSeconds;
+  await db
+    .insertInto('access_tokens')
+    .values({
+      token_hash: hashSecret(token),
+      installation_id: row.id,
+      key_version: row.key_version,
+      permissions: permissions.join(' '),
+      expires_at: expiresAt,
+      created_at: nowTimestamp(),
+    })
+    .execute();
+  // Expired tokens are useless; sweeping them here keeps the table small without a timer.
+  await db
+    .deleteFrom('access_tokens')
+    .where('expires_at', '<', now - 3600)
+    .execute();
+  return { tokenType: 'Bearer', expiresAt: formatSeconds(expiresAt), token };
+}
+
+function narrowPermissions(requested: string[]): Permission[] {
+  if (requested.length === 0) return [...PERMISSIONS];
+  const unknown = requested.filter((p) => !(PERMISSIONS as readonly string[]).includes(p));
+  if (unknown.length > 0) {
+    throw problem('invalid', 'Unknown permissions requested.', {
+      errors: {
+        permissions: unknown.map((p) => `unknown permission "${p}" (use ${PERMISSIONS.join(', ')})`),
+      },
+    });
+  }
+  return [...new Set(requested as Permission[])];
+}
+
+/** Resolves an access token to its installation; 401 when unknown, expired or revoked. */
+export async function authenticateAccessToken(db: Db, token: string): Promise<InstallationPrincipal> {
+  const row = await db
+    .selectFrom('access_tokens as t')
+    .innerJoin('installations as i', 'i.id', 't.installation_id')
+    .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
+    .innerJoin('apps as a', 'a.id', 'i.app_id')
+    .innerJoin('users as u', 'u.id', 'w.owner_user_id')
+    .select([
+      't.expires_at',
+      't.permissions',
+      't.key_version',
+      sql<number>`w.key_version`.as('current_key_version'),
+      'i.id as installation_id',
+      'a.id as app_id',
+      'a.name as app_name',
+      'w.id as workspace_id',
+      'w.display_name as workspace_name',
+      'u.id as owner_id',
+      'u.display_name as owner_name',
+      'u.email as owner_email',
+    ])
+    .where('t.token_hash', '=', hashSecret(token))
+    .executeTakeFirst();
+  if (row === undefined) throw problem('unauthenticated', 'The access token is unknown or has been revoked.');
+  if (row.expires_at <= nowSeconds()) throw problem('unauthenticated', 'The access token has expired.');
+  if (row.key_version !== row.current_key_version) {
+    throw problem('unauthenticated', 'The workspace key was rotated; mint a new access token.');
+  }
+  return {
+    appId: row.app_id,
+    appName: row.app_name,
+    installationId: row.installation_id,
+    workspaceId: row.workspace_id,
+    workspaceName: row.workspace_name,
+    ownerUserId: row.owner_id,
+    ownerName: row.owner_name,
+    ownerEmail: row.owner_email,
+    permissions: row.permissions.split(' ').filter((p): p is Permission => p !== ''),
+  };
+}

@@ -1,0 +1,81 @@
+// Verifies the app's own JWT ("system-level JWT"): signed with one of the app's registered keys.
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import type { AppKeyRow, AppRow } from '../../storage/db/tables.js';
+import { problem } from '../../errors.js';
+import { activeAppKeys } from './apps.js';
+import type { Db } from './users.js';
+
+export const MAX_JWT_LIFETIME_SECONDS = 3600;
+export const CLOCK_SKEW_SECONDS = 60;
+
+export interface AppJwtOptions {
+  /** When set, an `aud` claim present in the token must equal it. */
+  audience: string | null;
+}
+
+const unauthenticated = (detail: string) => problem('unauthenticated', detail);
+
+// Parsed public keys, by key id; a key's PEM never changes once stored, so the cache needs no expiry.
+const keyCache = new Map<string, KeyObject>();
+function publicKeyOf(row: AppKeyRow): KeyObject {
+  let key = keyCache.get(row.kid);
+  if (key === undefined) {
+    key = createPublicKey(row.public_key_pem);
+    keyCache.set(row.kid, key);
+  }
+  return key;
+}
+
+/** Verifies an app JWT and returns its app; any defect answers 401 with the reason. */
+export async function verifyAppJwt(db: Db, token: string, options: AppJwtOptions): Promise<AppRow> {
+  let issuer: unknown;
+  let kid: string | undefined;
+  let claims: ReturnType<typeof decodeJwt>;
+  try {
+    kid = decodeProtectedHeader(token).kid;
+    claims = decodeJwt(token);
+    issuer = claims.iss;
+  } catch {
+    throw unauthenticated('The bearer token is not a well-formed JWT.');
+  }
+  if (typeof issuer !== 'string' || issuer === '')
+    throw unauthenticated('The JWT has no iss claim (platformAppId).');
+  const app = await db.selectFrom('apps').selectAll().where('id', '=', issuer).executeTakeFirst();
+  if (app === undefined) throw unauthenticated('The JWT was issued by an unknown app.');
+  if (typeof claims.iat !== 'number' || typeof claims.exp !== 'number') {
+    throw unauthenticated('The JWT must carry iat and exp claims.');
+  }
+  if (claims.exp - claims.iat > MAX_JWT_LIFETIME_SECONDS) {
+    throw unauthenticated(`The JWT lives longer than ${MAX_JWT_LIFETIME_SECONDS} seconds (exp - iat).`);
+  }
+
+  const keys = (await activeAppKeys(db, app.id)).filter((k) => kid === undefined || k.kid === kid);
+  if (keys.length === 0) throw unauthenticated('No active key of this app matches the JWT (kid).');
+  let lastError: unknown;
+  for (const key of keys) {
+    try {
+      await jwtVerify(token, publicKeyOf(key), {
+        algorithms: [key.alg],
+        issuer: app.id,
+        clockTolerance: CLOCK_SKEW_SECONDS,
+        requiredClaims: ['iss', 'iat', 'exp'],
+        ...(options.audience !== null && claims.aud !== undefined ? { audience: options.audience } : {}),
+      });
+      return app;
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw unauthenticated(describeJoseError(lastError));
+}
+
+function describeJoseError(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return 'The JWT has expired.';
+  if (err instanceof joseErrors.JWTClaimValidationFailed)
+    return `The JWT claim ${err.claim} is not valid: ${err.reason}.`;
+  if (err instanceof joseErrors.JOSEAlgNotAllowed)
+    return 'The JWT is signed with an algorithm its key does not allow.';
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'The JWT signature does not verify.';
+  return 'The JWT is not valid.';
+}

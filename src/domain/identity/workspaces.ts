@@ -1,0 +1,84 @@
+// Workspaces (campaigns, organizations) and their secret Workspace Keys, stored only as hashes.
+import type { WorkspaceRow } from '../../storage/db/tables.js';
+import { problem } from '../../errors.js';
+import { hashSecret, randomSecret, secretMatchesHash } from '../../lib/secrets.js';
+import { nowTimestamp } from '../../lib/time.js';
+import { createUser, type Db } from './users.js';
+
+export interface WorkspaceSummary {
+  workspaceId: number;
+  displayName: string;
+}
+
+export interface NewWorkspace {
+  displayName: string;
+  ownerName?: string;
+  ownerEmail?: string;
+}
+
+/** A created workspace with its key: the only moment the key is known in clear. */
+export interface CreatedWorkspace {
+  workspace: WorkspaceRow;
+  workspaceKey: string;
+}
+
+const KEY_PREFIX = 'wsk_';
+
+/** Creates a workspace and its owner user; returns the Workspace Key once. */
+export async function createWorkspace(db: Db, input: NewWorkspace): Promise<CreatedWorkspace> {
+  const owner = await createUser(db, input.ownerName ?? `${input.displayName} owner`, input.ownerEmail ?? '');
+  const workspaceKey = randomSecret(KEY_PREFIX);
+  const workspace = await db
+    .insertInto('workspaces')
+    .values({
+      display_name: input.displayName,
+      owner_user_id: owner.id,
+      key_hash: hashSecret(workspaceKey),
+      key_version: 1,
+      created_at: nowTimestamp(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { workspace, workspaceKey };
+}
+
+/** Replaces the Workspace Key; every access token minted with the old key stops working. */
+export async function rotateWorkspaceKey(db: Db, workspaceId: number): Promise<CreatedWorkspace> {
+  const workspaceKey = randomSecret(KEY_PREFIX);
+  const workspace = await db
+    .updateTable('workspaces')
+    .set((eb) => ({ key_hash: hashSecret(workspaceKey), key_version: eb('key_version', '+', 1) }))
+    .where('id', '=', workspaceId)
+    .returningAll()
+    .executeTakeFirst();
+  if (workspace === undefined) throw problem('notFound', `Workspace ${workspaceId} does not exist.`);
+  await db
+    .deleteFrom('access_tokens')
+    .where('installation_id', 'in', (q) =>
+      q.selectFrom('installations').select('id').where('workspace_id', '=', workspaceId),
+    )
+    .execute();
+  return { workspace, workspaceKey };
+}
+
+/** Finds a workspace or answers 404. */
+export async function getWorkspace(db: Db, workspaceId: number): Promise<WorkspaceRow> {
+  const row = await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
+  if (row === undefined) throw problem('notFound', `Workspace ${workspaceId} does not exist.`);
+  return row;
+}
+
+/** Lists every workspace, oldest first (operator CLI). */
+export async function listWorkspaces(db: Db): Promise<WorkspaceRow[]> {
+  return db.selectFrom('workspaces').selectAll().orderBy('id').execute();
+}
+
+/** True when `key` is the workspace's current key (constant-time comparison of hashes). */
+export function workspaceKeyMatches(workspace: Pick<WorkspaceRow, 'key_hash'>, key: string): boolean {
+  return secretMatchesHash(key, workspace.key_hash);
+}
+
+/** The workspace summary of the public record. */
+export function workspaceSummary(row: Pick<WorkspaceRow, 'id' | 'display_name'>): WorkspaceSummary {
+  return { workspaceId: row.id, displayName: row.display_name };
+}

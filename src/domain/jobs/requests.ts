@@ -1,0 +1,99 @@
+// The two ways to start a load: an upload URL to PUT a file to, or a URL the service fetches.
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Tables } from '../../storage/db/tables.js';
+import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
+import { problem } from '../../errors.js';
+import { signUrl } from '../../lib/signed-url.js';
+import { findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
+import { createJob } from './jobs.js';
+import type { ContentType, LoadMode } from './status.js';
+
+/** How long an upload URL (and its Created job) stays usable. */
+export const UPLOAD_URL_TTL_SECONDS = 3600;
+
+/** The upload job result of spec §2.8. */
+export interface UploadJobResult {
+  datasetId: string;
+  url: string;
+  jobId: string;
+}
+
+/** The path of the embedded store's upload receiver for a job. */
+export const uploadPath = (jobId: string) => `/uploads/${jobId}`;
+
+async function checkMode(db: Kysely<Tables>, caller: DatasetCaller, datasetId: string, mode: LoadMode) {
+  const ds = await findVisibleDataset(db, caller, datasetId);
+  if (mode === 'create' && Number(ds.record_count) > 0) {
+    throw problem('conflict', 'The dataset already holds records; use mode=replace to replace them.');
+  }
+  return ds;
+}
+
+/** Creates an uploadUrl job (Created, awaiting the file) and its URL, valid for one hour. */
+export async function requestUploadUrl(
+  db: Kysely<Tables>,
+  caller: DatasetCaller & { ownerUserId: number },
+  input: { datasetId: string; mode: LoadMode; contentType: ContentType },
+  store: { objects: ObjectStore; publicUrl: string; signingSecret: string },
+): Promise<UploadJobResult> {
+  const ds = await checkMode(db, caller, input.datasetId, input.mode);
+  const expiresAt = Math.floor(Date.now() / 1000) + UPLOAD_URL_TTL_SECONDS;
+  const jobId = randomUUID();
+  const objectKey = objectKeys.upload(ds.id, jobId);
+  const job = await createJob(db, {
+    id: jobId,
+    datasetId: ds.id,
+    workspaceId: ds.workspace_id,
+    createdByUserId: caller.ownerUserId,
+    jobType: 'uploadUrl',
+    mode: input.mode,
+    contentType: input.contentType,
+    objectKey,
+    uploadExpiresAt: expiresAt * 1000,
+    status: 'Created',
+    message: 'Awaiting the upload.',
+  });
+  const url =
+    store.objects.presignPut !== undefined
+      ? (
+          await store.objects.presignPut(objectKey, {
+            contentType: input.contentType,
+            expiresInSeconds: UPLOAD_URL_TTL_SECONDS,
+          })
+        ).url
+      : signUrl(store.signingSecret, store.publicUrl, 'PUT', uploadPath(job.id), expiresAt);
+  return { datasetId: ds.id, url, jobId: job.id };
+}
+
+/** Creates a recordsLoad job (Queued) for a caller's http(s) URL. */
+export async function requestRecordsLoad(
+  db: Kysely<Tables>,
+  caller: DatasetCaller & { ownerUserId: number },
+  input: { datasetId: string; mode: LoadMode; url: string },
+): Promise<UploadJobResult> {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(input.url);
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw problem('invalid', 'The url must be an http(s) URL.', {
+      errors: { url: ['must be an http(s) URL'] },
+    });
+  }
+  const ds = await checkMode(db, caller, input.datasetId, input.mode);
+  const job = await createJob(db, {
+    datasetId: ds.id,
+    workspaceId: ds.workspace_id,
+    createdByUserId: caller.ownerUserId,
+    jobType: 'recordsLoad',
+    mode: input.mode,
+    contentType: null,
+    sourceUrl: input.url,
+    status: 'Queued',
+    message: 'Queued.',
+  });
+  return { datasetId: ds.id, url: input.url, jobId: job.id };
+}

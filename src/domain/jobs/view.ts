@@ -1,0 +1,88 @@
+// Jobs in the public shape (DESIGN.md §4): the public record's fields with our figures inside.
+import type { DatasetJobLogRow, DatasetJobRow } from '../../storage/db/tables.js';
+import type { Db, UserSummary } from '../identity/users.js';
+import { summariesOf } from '../identity/summaries.js';
+import type { WorkspaceSummary } from '../identity/workspaces.js';
+import type { ErrorData, LogData } from './status.js';
+
+/** A status entry of a job. */
+export interface JobStatusEntry {
+  datasetJobLogId: number;
+  datasetJobStatusCode: number;
+  datasetJobStatusName: string;
+  logData: LogData | null;
+  errorData: ErrorData | null;
+  dateCreated: string;
+}
+
+/** A job as GET /datasets/jobs/:jobId answers it. */
+export interface Job {
+  datasetJobId: string;
+  datasetId: string;
+  workspace: WorkspaceSummary;
+  dateCreated: string;
+  createdBy: UserSummary;
+  jobType: string;
+  currentStatus: JobStatusEntry;
+  datasetParentJobId: null;
+  children: [];
+  allChildrenSucceeded: null;
+  mode: string;
+  contentType: string | null;
+}
+
+/** A log row in the public shape. */
+export function viewStatusEntry(row: DatasetJobLogRow): JobStatusEntry {
+  return {
+    datasetJobLogId: Number(row.id),
+    datasetJobStatusCode: Number(row.status_code),
+    datasetJobStatusName: row.status_name,
+    logData: row.log_data === null ? null : (JSON.parse(row.log_data) as LogData),
+    errorData: row.error_data === null ? null : (JSON.parse(row.error_data) as ErrorData),
+    dateCreated: row.created_at,
+  };
+}
+
+/** Renders job rows with their current status, creator and workspace, keeping the rows' order. */
+export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const [latest, summaries] = await Promise.all([
+    db
+      .selectFrom('dataset_job_logs as l')
+      .selectAll('l')
+      .where('l.job_id', 'in', ids)
+      .where('l.id', 'in', (eb) =>
+        eb
+          .selectFrom('dataset_job_logs as m')
+          .select((m) => m.fn.max('m.id').as('max_id'))
+          .where('m.job_id', 'in', ids)
+          .groupBy('m.job_id'),
+      )
+      .execute(),
+    summariesOf(db, rows),
+  ]);
+  const statusOf = new Map(latest.map((l) => [l.job_id, l]));
+  return rows.map((row) => {
+    const status = statusOf.get(row.id);
+    const createdBy = summaries.users.get(row.created_by_user_id);
+    const workspace = summaries.workspaces.get(row.workspace_id);
+    if (status === undefined || createdBy === undefined || workspace === undefined) {
+      throw new Error(`job ${row.id} is missing its status, creator or workspace`);
+    }
+    return {
+      datasetJobId: row.id,
+      datasetId: row.dataset_id,
+      workspace,
+      dateCreated: row.created_at,
+      createdBy,
+      jobType: row.job_type,
+      currentStatus: viewStatusEntry(status),
+      datasetParentJobId: null,
+      children: [],
+      allChildrenSucceeded: null,
+      mode: row.mode,
+      contentType: row.content_type,
+    };
+  });
+}

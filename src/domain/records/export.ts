@@ -1,0 +1,70 @@
+// records:retrieve: every record of the dataset as it is at the call, as CSV or newline-delimited
+// JSON. The file is written once per generation into the object store and reused by later calls.
+import { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { DatasetRow, Tables } from '../../storage/db/tables.js';
+import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
+import { readPage } from '../../storage/records/read.js';
+import type { RecordStoreCapabilities } from '../../storage/records/record-store.js';
+import { datasetSchemaOf } from '../datasets/datasets.js';
+import type { DatasetSchema } from '../datasets/schema.js';
+import { csvHeader, recordCsv, recordJson } from './render.js';
+
+export type ExportFormat = 'csv' | 'ndjson';
+const PAGE = 5000;
+
+/** Exports being written by this process, so concurrent calls share one. */
+const inFlight = new Map<string, Promise<void>>();
+
+/** Makes sure the export of the dataset's current generation exists; returns its object key. */
+export async function ensureExport(
+  db: Kysely<Tables>,
+  caps: RecordStoreCapabilities,
+  objects: ObjectStore,
+  ds: DatasetRow,
+  format: ExportFormat,
+): Promise<string> {
+  const key = objectKeys.export(ds.id, ds.generation, format);
+  if ((await objects.head(key)) !== null) return key;
+  let writing = inFlight.get(key);
+  if (writing === undefined) {
+    writing = (async () => {
+      const schema = await datasetSchemaOf(db, ds.id);
+      const body = Readable.from(exportLines(db, caps, ds.records_table, schema, format));
+      // Unbounded: the export's size is that of the dataset, which a load already bounded.
+      await objects.put(key, body, { contentType: mediaTypeOf(format), maxBytes: Number.MAX_SAFE_INTEGER });
+    })().finally(() => inFlight.delete(key));
+    inFlight.set(key, writing);
+  }
+  await writing;
+  return key;
+}
+
+/** The media type of an export format. */
+export function mediaTypeOf(format: ExportFormat): string {
+  return format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
+}
+
+async function* exportLines(
+  db: Kysely<Tables>,
+  caps: RecordStoreCapabilities,
+  table: string | null,
+  schema: DatasetSchema,
+  format: ExportFormat,
+): AsyncGenerator<string> {
+  if (format === 'csv') yield csvHeader(schema.properties);
+  if (table === null) return;
+  let after: (string | number | boolean)[] | null = null;
+  for (;;) {
+    // Record tables never change once committed, so page after page reads one consistent set.
+    const rows = await readPage(db, caps, { table, schema, filters: [], after, limit: PAGE });
+    let chunk = '';
+    for (const r of rows) {
+      chunk += format === 'csv' ? recordCsv(r.values) : `${recordJson(schema.properties, r.values)}\n`;
+    }
+    if (chunk !== '') yield chunk;
+    const last = rows.at(-1);
+    if (rows.length < PAGE || last === undefined) return;
+    after = last.position;
+  }
+}

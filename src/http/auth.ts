@@ -1,0 +1,82 @@
+// Authentication hooks, put on a group of routes (an encapsulated scope), never repeated per route.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppRow } from '../storage/db/tables.js';
+import { problem } from '../errors.js';
+import { verifyAppJwt } from '../domain/identity/app-jwt.js';
+import {
+  ACCESS_TOKEN_PREFIX,
+  authenticateAccessToken,
+  type InstallationPrincipal,
+  type Permission,
+} from '../domain/identity/access-tokens.js';
+import type { ApiDeps } from './deps.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on routes authenticated with the app's own JWT. */
+    callerApp: AppRow | null;
+    /** Set on routes authenticated with an installation access token. */
+    installation: InstallationPrincipal | null;
+  }
+}
+
+/** The bearer credential of a request, or a 401 problem. */
+export function bearerToken(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  if (header === undefined || header === '')
+    throw problem('unauthenticated', 'The Authorization header is missing.');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (match?.[1] === undefined)
+    throw problem('unauthenticated', 'The Authorization header must be "Bearer <token>".');
+  return match[1];
+}
+
+/** Declares the request properties the hooks fill in; call once on the root instance. */
+export function decorateAuth(app: FastifyInstance): void {
+  app.decorateRequest('callerApp', null);
+  app.decorateRequest('installation', null);
+}
+
+/** Every route of `scope` requires an app JWT. */
+export function requireAppJwt(scope: FastifyInstance, deps: ApiDeps): void {
+  scope.addHook('onRequest', async (request) => {
+    request.callerApp = await verifyAppJwt(deps.db, bearerToken(request), {
+      audience: deps.config.jwtAudience,
+    });
+  });
+}
+
+/** Every route of `scope` requires an access token; reads need datasets:read, writes datasets:write. */
+export function requireAccessToken(scope: FastifyInstance, deps: ApiDeps): void {
+  scope.addHook('onRequest', async (request) => {
+    const principal = await authenticateAccessToken(deps.db, bearerToken(request));
+    const needed: Permission =
+      request.method === 'GET' || request.method === 'HEAD' ? 'datasets:read' : 'datasets:write';
+    if (!principal.permissions.includes(needed)) {
+      throw problem('forbidden', `This access token lacks the ${needed} permission.`);
+    }
+    request.installation = principal;
+  });
+}
+
+/** Either credential: access tokens are told apart from JWTs by their prefix. */
+export function requireAnyCredential(scope: FastifyInstance, deps: ApiDeps): void {
+  scope.addHook('onRequest', async (request) => {
+    const token = bearerToken(request);
+    if (token.startsWith(ACCESS_TOKEN_PREFIX))
+      request.installation = await authenticateAccessToken(deps.db, token);
+    else request.callerApp = await verifyAppJwt(deps.db, token, { audience: deps.config.jwtAudience });
+  });
+}
+
+/** The installation principal of an access-token route (set by requireAccessToken). */
+export function installationOf(request: FastifyRequest): InstallationPrincipal {
+  if (request.installation === null) throw problem('unauthenticated', 'An access token is required.');
+  return request.installation;
+}
+
+/** The app of an app-JWT route (set by requireAppJwt). */
+export function callerAppOf(request: FastifyRequest): AppRow {
+  if (request.callerApp === null) throw problem('unauthenticated', 'An app JWT is required.');
+  return request.callerApp;
+}

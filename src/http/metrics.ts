@@ -1,0 +1,25 @@
+// Request counters and latency histograms for the API, by route pattern (not raw URL: bounded labels).
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+/** Records every API request in the shared registry. */
+export function requestMetrics(app: FastifyInstance, registry: Registry): void {
+  const requests = new Counter({
+    name: 'dx_api_requests_total',
+    help: 'API requests by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'dx_api_request_duration_seconds',
+    help: 'API request latency',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+}

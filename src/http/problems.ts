@@ -1,0 +1,88 @@
+// The one error handler: renders every failure as application/problem+json (RFC 9457).
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { problem, ProblemError, toProblemBody, type ErrorKind, type FieldErrors } from '../errors.js';
+
+const KIND_BY_STATUS: Record<number, ErrorKind> = {
+  400: 'invalid',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'notFound',
+  405: 'methodNotAllowed',
+  409: 'conflict',
+  410: 'gone',
+  413: 'tooLarge',
+  415: 'unsupportedMediaType',
+  429: 'rateLimited',
+};
+
+interface ValidationIssue {
+  instancePath: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turns ajv issues into `errors`: field path → messages (`schema.properties[0].name`). */
+export function fieldErrors(context: string | undefined, issues: ValidationIssue[]): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of issues) {
+    let path = issue.instancePath
+      .split('/')
+      .slice(1)
+      .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
+      .join('')
+      .replace(/^\./, '');
+    const missing = issue.params?.missingProperty;
+    if (typeof missing === 'string') path = path === '' ? missing : `${path}.${missing}`;
+    const extra = issue.params?.additionalProperty;
+    if (typeof extra === 'string') path = path === '' ? extra : `${path}.${extra}`;
+    const key = path === '' ? (context ?? 'request') : path;
+    (errors[key] ??= []).push(issue.message ?? 'is invalid');
+  }
+  return errors;
+}
+
+/** Maps framework errors (validation, body parsing, limits) onto the catalogue. */
+export function asProblem(err: FastifyError): ProblemError {
+  if (err instanceof ProblemError) return err;
+  if (Array.isArray(err.validation)) {
+    const where = err.validationContext ?? 'request';
+    return problem('invalid', `The ${where} is invalid.`, {
+      errors: fieldErrors(where, err.validation),
+    });
+  }
+  const status = err.statusCode ?? 500;
+  const kind = KIND_BY_STATUS[status];
+  if (kind !== undefined && status < 500) {
+    const detail =
+      err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? 'The request Content-Type is not supported; send application/json.'
+        : err.message;
+    return problem(kind, detail);
+  }
+  return problem('internal', 'An unexpected error occurred.');
+}
+
+/** Sends a problem reply with its headers. */
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, p: ProblemError): FastifyReply {
+  for (const [name, value] of Object.entries(p.headers)) void reply.header(name, value);
+  return reply
+    .code(p.status)
+    .type('application/problem+json')
+    .send(toProblemBody(p, 'api', String(request.id)));
+}
+
+/** Installs the error and not-found handlers on an instance. */
+export function installProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const p = asProblem(err);
+    if (p.status >= 500) request.log.error({ err }, 'request failed');
+    return sendProblem(reply, request, p);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      reply,
+      request,
+      problem('notFound', `No route for ${request.method} ${request.url.split('?')[0]}.`),
+    ),
+  );
+}

@@ -1,0 +1,66 @@
+// GET /datasets/tags, POST /datasets/:id/tags, DELETE /datasets/:id/tags/:datasetTagId.
+import { findVisibleDataset } from '../../domain/datasets/datasets.js';
+import { addTag, connectedApps, removeTag } from '../../domain/datasets/tags.js';
+import { installationOf } from '../auth.js';
+import type { ApiDeps, TypedApp } from '../deps.js';
+import { Envelope, problems } from '../schemas/common.js';
+import { DatasetParams, DatasetTag, NewTagBody, TagApp, TagParams } from '../schemas/datasets.js';
+
+const security = [{ accessToken: [] }];
+
+/** Registers the tag routes on an access-token scope. */
+export function datasetTagRoutes(app: TypedApp, deps: ApiDeps): void {
+  app.get(
+    '/datasets/tags',
+    {
+      schema: {
+        summary: 'The apps connected to the workspace, which datasets may be tagged with',
+        tags: ['datasets'],
+        security,
+        response: { 200: Envelope(TagApp), ...problems(401, 403) },
+      },
+    },
+    async (request) => {
+      const data = await connectedApps(deps.db, installationOf(request).workspaceId);
+      return { metadata: { count: data.length }, data };
+    },
+  );
+
+  app.post(
+    '/datasets/:id/tags',
+    {
+      schema: {
+        summary: 'Let another connected app see the dataset',
+        tags: ['datasets'],
+        security,
+        params: DatasetParams,
+        body: NewTagBody,
+        response: { 201: DatasetTag, ...problems(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const caller = installationOf(request);
+      await findVisibleDataset(deps.db, caller, request.params.id);
+      const tag = await addTag(deps.db, caller.workspaceId, request.params.id, request.body.platformAppId);
+      return reply.code(201).send(tag);
+    },
+  );
+
+  app.delete(
+    '/datasets/:id/tags/:datasetTagId',
+    {
+      schema: {
+        summary: 'Remove a tag from the dataset',
+        tags: ['datasets'],
+        security,
+        params: TagParams,
+        response: { 204: { type: 'null', description: 'Removed' }, ...problems(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await findVisibleDataset(deps.db, installationOf(request), request.params.id);
+      await removeTag(deps.db, request.params.id, request.params.datasetTagId);
+      return reply.code(204).send(null);
+    },
+  );
+}

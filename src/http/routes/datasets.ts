@@ -1,0 +1,98 @@
+// Dataset definitions: POST/GET/PATCH/DELETE /datasets[/:id], with an access token.
+import { sql } from 'kysely';
+import {
+  createDataset,
+  deleteDataset,
+  getDataset,
+  listDatasets,
+  updateDataset,
+} from '../../domain/datasets/datasets.js';
+import { installationOf } from '../auth.js';
+import type { ApiDeps, TypedApp } from '../deps.js';
+import { Envelope, problems } from '../schemas/common.js';
+import { Dataset, DatasetParams, NewDatasetBody, PatchDatasetBody } from '../schemas/datasets.js';
+
+const security = [{ accessToken: [] }];
+
+/** Registers the dataset definition routes on an access-token scope. */
+export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
+  app.post(
+    '/datasets',
+    {
+      schema: {
+        summary: 'Define a dataset',
+        tags: ['datasets'],
+        security,
+        body: NewDatasetBody,
+        response: { 201: Dataset, ...problems(400, 401, 403) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await createDataset(deps.db, installationOf(request), request.body)),
+  );
+
+  app.get(
+    '/datasets',
+    {
+      schema: {
+        summary: 'List the datasets this installation may see',
+        tags: ['datasets'],
+        security,
+        response: { 200: Envelope(Dataset), ...problems(401, 403) },
+      },
+    },
+    async (request) => {
+      const data = await listDatasets(deps.db, installationOf(request));
+      return { metadata: { count: data.length }, data };
+    },
+  );
+
+  app.get(
+    '/datasets/:id',
+    {
+      schema: {
+        summary: 'One dataset',
+        tags: ['datasets'],
+        security,
+        params: DatasetParams,
+        response: { 200: Dataset, ...problems(401, 403, 404) },
+      },
+    },
+    async (request) => getDataset(deps.db, installationOf(request), request.params.id),
+  );
+
+  app.patch(
+    '/datasets/:id',
+    {
+      schema: {
+        summary: 'Rename or re-describe a dataset',
+        tags: ['datasets'],
+        security,
+        params: DatasetParams,
+        body: PatchDatasetBody,
+        response: { 200: Dataset, ...problems(400, 401, 403, 404) },
+      },
+    },
+    async (request) => updateDataset(deps.db, installationOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/datasets/:id',
+    {
+      schema: {
+        summary: 'Delete a dataset with its records',
+        tags: ['datasets'],
+        security,
+        params: DatasetParams,
+        response: { 204: { type: 'null', description: 'Deleted' }, ...problems(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const row = await deleteDataset(deps.db, installationOf(request), request.params.id);
+      if (deps.onDatasetDeleted !== undefined) await deps.onDatasetDeleted(row);
+      else if (row.records_table !== null)
+        await sql`drop table if exists ${sql.table(row.records_table)}`.execute(deps.db);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,65 @@
+// POST /datasets/:id/uploadUrl and POST /datasets/:id/records:load: start a load job.
+import { requestRecordsLoad, requestUploadUrl } from '../../domain/jobs/requests.js';
+import { installationOf } from '../auth.js';
+import type { ApiDeps, TypedApp } from '../deps.js';
+import type { LoadingDeps } from '../loading-deps.js';
+import { problems } from '../schemas/common.js';
+import { DatasetParams } from '../schemas/datasets.js';
+import { ModeQuery, RecordsLoadBody, UploadJobResult, UploadUrlBody } from '../schemas/jobs.js';
+
+const security = [{ accessToken: [] }];
+
+/** Registers the two load-starting routes on an access-token scope. */
+export function loadingRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps): void {
+  app.post(
+    '/datasets/:id/uploadUrl',
+    {
+      schema: {
+        summary: 'Get a signed URL to upload a file to; the load job starts once it is stored',
+        tags: ['loading'],
+        security,
+        params: DatasetParams,
+        querystring: ModeQuery,
+        body: UploadUrlBody,
+        response: { 202: UploadJobResult, ...problems(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const result = await requestUploadUrl(
+        deps.db,
+        installationOf(request),
+        {
+          datasetId: request.params.id,
+          mode: request.query.mode ?? 'create',
+          contentType: request.body.contentType,
+        },
+        { objects: loading.objects, publicUrl: deps.config.publicUrl, signingSecret: loading.signingSecret },
+      );
+      return reply.code(202).send(result);
+    },
+  );
+
+  app.post(
+    '/datasets/:id/records::load',
+    {
+      schema: {
+        summary: 'Load a CSV or JSON file from an http(s) URL (typically presigned)',
+        tags: ['loading'],
+        security,
+        params: DatasetParams,
+        querystring: ModeQuery,
+        body: RecordsLoadBody,
+        response: { 202: UploadJobResult, ...problems(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const result = await requestRecordsLoad(deps.db, installationOf(request), {
+        datasetId: request.params.id,
+        mode: request.query.mode ?? 'create',
+        url: request.body.url,
+      });
+      loading.notifier.notify();
+      return reply.code(202).send(result);
+    },
+  );
+}

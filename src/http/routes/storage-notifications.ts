@@ -1,0 +1,87 @@
+// POST /api/v1/storage/notifications: the bucket-notification webhook of an S3-compatible store.
+// It only hurries what the worker's polling would find anyway: each named upload is confirmed
+// with a HEAD (the notification's own size and existence are not trusted) and its job queued once.
+import { Type } from 'typebox';
+import { awaitingUploadOfKey, checkUploadArrival, type ArrivalOutcome } from '../../domain/jobs/arrivals.js';
+import { problem } from '../../errors.js';
+import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
+import type { ApiDeps, TypedApp } from '../deps.js';
+import type { LoadingDeps } from '../loading-deps.js';
+import { problems } from '../schemas/common.js';
+import { objectKeysOfNotification } from './notification-shapes.js';
+
+/** Where stores send their notifications. */
+export const NOTIFICATIONS_PATH = '/api/v1/storage/notifications';
+
+const Received = Type.Object({
+  received: Type.Integer({ description: 'object keys of this bucket named by the notification' }),
+  queued: Type.Integer({ description: 'jobs queued because of it' }),
+});
+
+/** Registers the webhook when STORAGE=s3 and S3_NOTIFICATION_TOKEN is set; otherwise nothing. */
+export function storageNotificationRoutes(root: TypedApp, deps: ApiDeps, loading: LoadingDeps): void {
+  const storage = deps.config.storage;
+  if (storage.kind !== 's3' || storage.s3.notificationToken === null) return;
+  const { bucket } = storage.s3;
+  // Compared as hashes: the time taken depends on neither the token's content nor its length.
+  const tokenHash = hashSecret(storage.s3.notificationToken);
+
+  void root.register(async (scope) => {
+    const app = scope as unknown as TypedApp;
+    // Before the body is read: a caller without the token gets nothing parsed for it.
+    app.addHook('onRequest', async (request) => {
+      const given = presentedToken(request.headers.authorization, request.query);
+      if (given === null || !secretMatchesHash(given, tokenHash)) {
+        throw problem('unauthenticated', 'A valid notification token is required.');
+      }
+    });
+    app.post(
+      NOTIFICATIONS_PATH,
+      {
+        schema: {
+          summary:
+            'Bucket notifications (S3 event, EventBridge or Pub/Sub shape) announcing uploads; authenticated by S3_NOTIFICATION_TOKEN',
+          tags: ['storage'],
+          querystring: Type.Object({ token: Type.Optional(Type.String()) }),
+          body: Type.Object({}, { additionalProperties: true }),
+          response: { 200: Received, ...problems(400, 401) },
+        },
+      },
+      async (request) => {
+        const keys = objectKeysOfNotification(request.body, bucket);
+        let queued = 0;
+        for (const key of keys) {
+          const job = await awaitingUploadOfKey(deps.db, key);
+          if (job === null) continue;
+          const outcome: ArrivalOutcome = await checkUploadArrival(
+            deps.db,
+            loading.objects,
+            job,
+            deps.config.uploadMaxBytes,
+          );
+          if (outcome === 'queued') queued++;
+        }
+        if (queued > 0) loading.notifier.notify();
+        return { received: keys.length, queued };
+      },
+    );
+  });
+}
+
+/** The token from `Authorization: Bearer <t>`, Basic auth's password, or `?token=` (Pub/Sub push). */
+function presentedToken(authorization: string | undefined, query: unknown): string | null {
+  if (authorization !== undefined) {
+    const [scheme = '', value = ''] = authorization.trim().split(/\s+/, 2);
+    if (scheme.toLowerCase() === 'bearer') return value;
+    if (scheme.toLowerCase() === 'basic') {
+      const decoded = Buffer.from(value, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      return colon === -1 ? null : decoded.slice(colon + 1);
+    }
+    return null;
+  }
+  if (typeof query === 'object' && query !== null && 'token' in query && typeof query.token === 'string') {
+    return query.token;
+  }
+  return null;
+}

@@ -1,0 +1,168 @@
+// Fetches a caller-supplied URL for records:load without letting it reach internal networks:
+// http(s) only, every resolved address checked (on every redirect hop), and the connection made to
+// exactly the address that was checked (the check runs inside the socket's own DNS lookup), so a
+// DNS answer that changes between check and connect (rebinding) cannot slip through.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
+import { Agent, request } from 'undici';
+import {
+  blockedHostName,
+  blockedReason,
+  hostAllowed,
+  parseAllowlist,
+  type Allowlist,
+} from './address-policy.js';
+
+/** A fetch that cannot succeed; the message is safe to show (no query string). */
+export class FetchRefused extends Error {}
+
+export interface SafeFetchOptions {
+  allowlist: readonly string[];
+  maxBytes: number;
+  signal?: AbortSignal;
+  connectTimeoutMs?: number;
+  /** Longest wait for response headers, and longest silence while reading the body. */
+  idleTimeoutMs?: number;
+  maxRedirects?: number;
+}
+
+/** The body of a fetched URL, limited to maxBytes. */
+export interface FetchedSource {
+  body: Readable;
+  contentType: string | null;
+  /** The final URL without its query string, for messages. */
+  shownUrl: string;
+}
+
+/** The origin and path of a URL: what may be logged or shown (queries hold signatures). */
+export function shownUrl(url: string | URL): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/** Fetches `url` with redirects followed by hand, each hop checked against the address policy. */
+export async function safeFetch(url: string, options: SafeFetchOptions): Promise<FetchedSource> {
+  const allow = parseAllowlist(options.allowlist);
+  const refusal: { reason: string | null } = { reason: null };
+  const agent = new Agent({
+    connect: { timeout: options.connectTimeoutMs ?? 10_000, lookup: guardedLookup(allow, refusal) },
+    headersTimeout: options.idleTimeoutMs ?? 30_000,
+    bodyTimeout: options.idleTimeoutMs ?? 30_000,
+  });
+  let current = parseHttpUrl(url);
+  try {
+    for (let hop = 0; ; hop++) {
+      checkLiteralHost(current, allow);
+      let res;
+      try {
+        res = await request(current, {
+          dispatcher: agent,
+          method: 'GET',
+          ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        });
+      } catch (err) {
+        if (refusal.reason !== null) throw new FetchRefused(refusal.reason);
+        throw new FetchRefused(`could not fetch ${shownUrl(current)}: ${describe(err)}`);
+      }
+      if ([301, 302, 303, 307, 308].includes(res.statusCode)) {
+        await res.body.dump();
+        const location = res.headers.location;
+        if (typeof location !== 'string') throw new FetchRefused(`redirect without a Location header`);
+        if (hop >= (options.maxRedirects ?? 5)) throw new FetchRefused('too many redirects');
+        current = parseHttpUrl(new URL(location, current).toString());
+        continue;
+      }
+      if (res.statusCode < 200 || res.statusCode > 299) {
+        await res.body.dump();
+        throw new FetchRefused(`${shownUrl(current)} answered HTTP ${res.statusCode}`);
+      }
+      const length = Number(res.headers['content-length'] ?? NaN);
+      if (Number.isFinite(length) && length > options.maxBytes) {
+        res.body.destroy();
+        throw new FetchRefused(`the file is larger than the limit of ${options.maxBytes} bytes`);
+      }
+      const type = res.headers['content-type'];
+      // pipeline listens for errors on both streams, so an abort before the caller starts reading
+      // (say, while it prepares its staging table) is kept for the reader, never thrown as uncaught.
+      const body = new ByteLimit(options.maxBytes);
+      pipeline(res.body, body, () => undefined);
+      body.on('close', () => void agent.close());
+      return { body, contentType: typeof type === 'string' ? type : null, shownUrl: shownUrl(current) };
+    }
+  } catch (err) {
+    await agent.destroy();
+    throw err;
+  }
+}
+
+function parseHttpUrl(value: string): URL {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new FetchRefused('the URL is not valid');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new FetchRefused('only http(s) URLs are loaded');
+  return u;
+}
+
+/** IP literals never go through DNS lookup, so they are checked here. */
+function checkLiteralHost(u: URL, allow: Allowlist): void {
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const byName = blockedHostName(host, allow);
+  if (byName !== null) throw new FetchRefused(`${host} is refused (${byName})`);
+  if (isIP(host) !== 0 && !hostAllowed(host, allow)) {
+    const why = blockedReason(host, allow);
+    if (why !== null)
+      throw new FetchRefused(`${host} is refused: ${why} address (not in LOAD_URL_ALLOWLIST)`);
+  }
+}
+
+/** A DNS lookup that refuses names resolving to any blocked address. */
+function guardedLookup(allow: Allowlist, refusal: { reason: string | null }): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { all: true, family: options.family ?? 0 }, (err, addresses: LookupAddress[]) => {
+      if (err !== null) return callback(err, '', 0);
+      const byName = hostAllowed(hostname, allow);
+      for (const a of addresses) {
+        const why = byName ? null : blockedReason(a.address, allow);
+        if (why !== null) {
+          refusal.reason = `${hostname} resolves to ${a.address}, a ${why} address (not in LOAD_URL_ALLOWLIST)`;
+          return callback(new Error(refusal.reason), '', 0);
+        }
+      }
+      const first = addresses[0];
+      if (first === undefined) return callback(new Error(`${hostname} has no address`), '', 0);
+      // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily).
+      if (options.all === true)
+        (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return `${err.message}${cause}`;
+}
+
+/** Fails the stream once more than `max` bytes went through. */
+class ByteLimit extends Transform {
+  private seen = 0;
+  constructor(private readonly max: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.max)
+      done(new FetchRefused(`the file is larger than the limit of ${this.max} bytes`));
+    else done(null, chunk);
+  }
+}

@@ -1,0 +1,25 @@
+// Wires the upload watcher into the worker role when the object store takes uploads directly
+// (presigned PUTs): the service must look for their arrival itself.
+import type { Config } from '../config.js';
+import type { LoadingDeps } from '../http/loading-deps.js';
+import type { Database } from '../storage/db/database.js';
+import { startUploadWatcher, type UploadWatcher } from '../worker/upload-watcher.js';
+import type { WorkerLog } from '../worker/worker.js';
+
+/** Starts the watcher for STORAGE=s3, or returns null (the embedded store queues on receipt). */
+export function startUploadArrivals(
+  config: Config,
+  database: Database,
+  loading: LoadingDeps,
+  log: WorkerLog,
+): UploadWatcher | null {
+  if (config.storage.kind !== 's3') return null;
+  return startUploadWatcher({
+    db: database.db,
+    objects: loading.objects,
+    notifier: loading.notifier,
+    log,
+    pollMs: config.storage.s3.pollMs,
+    maxBytes: config.uploadMaxBytes,
+  });
+}

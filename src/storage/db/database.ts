@@ -1,0 +1,115 @@
+// Opens the metadata database: SQLite (embedded default) or PostgreSQL (scale-out), behind one
+// Kysely handle. Engine differences are exposed as capabilities, never as instanceof checks.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { SqliteDatabase } from './sqlite-driver.js';
+import { withStatementCache } from './statement-cache.js';
+import type pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type { Tables } from './tables.js';
+
+/** The SQLite engine: a file, opened by better-sqlite3. */
+export interface SqliteEngine {
+  readonly kind: 'sqlite';
+  readonly file: string;
+  /** The connection Kysely uses; bulk loaders open their own with openSqliteConnection. */
+  readonly connection: BetterSqlite3.Database;
+}
+
+/** The PostgreSQL engine: a pool; `schema` is set when the handle is confined to one schema. */
+export interface PostgresEngine {
+  readonly kind: 'postgres';
+  readonly pool: pg.Pool;
+  readonly schema: string | null;
+}
+
+export type Engine = SqliteEngine | PostgresEngine;
+
+/** The database handle passed down from the composition root. */
+export interface Database {
+  readonly db: Kysely<Tables>;
+  readonly engine: Engine;
+  /** Throws when the database cannot answer; /readyz uses it. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL only: the schema to create and use (tests isolate themselves this way). */
+  schema?: string;
+  /** PostgreSQL pool size. */
+  maxConnections?: number;
+}
+
+/** Opens `sqlite:<file>` or `postgres://…`. */
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  return openPostgres(url, options);
+}
+
+/** Opens a better-sqlite3 connection with the pragmas every connection of the service uses. */
+export function openSqliteConnection(file: string): BetterSqlite3.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const conn = new SqliteDatabase(file);
+  conn.pragma('journal_mode = WAL');
+  conn.pragma('synchronous = NORMAL');
+  conn.pragma('foreign_keys = ON');
+  conn.pragma('busy_timeout = 10000');
+  conn.defaultSafeIntegers(false);
+  return conn;
+}
+
+function openSqlite(file: string): Database {
+  const connection = openSqliteConnection(file);
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+  return {
+    db,
+    engine: { kind: 'sqlite', file, connection },
+    ping: async () => {
+      connection.prepare('select 1').get();
+    },
+    close: () => db.destroy(),
+  };
+}
+
+const INT8_OID = 20;
+
+async function openPostgres(url: string, options: OpenOptions): Promise<Database> {
+  // Loaded on demand: SQLite installs never pay for the PostgreSQL driver at start-up.
+  const { default: pg } = await import('pg');
+  const schema = options.schema ?? null;
+  if (schema !== null) {
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`create schema if not exists "${schema}"`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    ...(schema !== null ? { options: `-c search_path="${schema}"` } : {}),
+    types: {
+      // Counts and ids fit in a double; record values that may not are read as text by the record store.
+      getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+        oid === INT8_OID
+          ? (v: string) => Number(v)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client's error (database restart) must not crash the process; the next query reports it.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    engine: { kind: 'postgres', pool, schema },
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}

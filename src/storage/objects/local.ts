@@ -1,0 +1,107 @@
+// The embedded object store: files under DATA_DIR/objects. Writes go to a temporary file that is
+// renamed into place, so a reader never sees half an object and a failed upload leaves nothing.
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  ObjectNotFound,
+  ObjectTooLarge,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+} from './object-store.js';
+import { safeObjectPath } from './safe-path.js';
+
+/** Objects as files below `root`; every path goes through safeObjectPath. */
+export class LocalObjectStore implements ObjectStore {
+  private readonly tmpDir: string;
+
+  constructor(private readonly root: string) {
+    // A dot-folder: no key can name it (keys' segments start with a letter or digit).
+    this.tmpDir = join(root, '.tmp');
+  }
+
+  async put(key: string, body: Readable, options: PutOptions): Promise<ObjectInfo> {
+    const target = safeObjectPath(this.root, key);
+    await mkdir(this.tmpDir, { recursive: true });
+    const tmp = join(this.tmpDir, randomUUID());
+    try {
+      await pipeline(
+        body,
+        new ByteLimit(options.maxBytes),
+        createWriteStream(tmp, { flags: 'wx' }),
+        ...(options.signal !== undefined ? [{ signal: options.signal }] : []),
+      );
+      await mkdir(dirname(target), { recursive: true });
+      await rename(tmp, target);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return this.info(key, target);
+  }
+
+  async get(key: string): Promise<Readable> {
+    const path = safeObjectPath(this.root, key);
+    if ((await this.head(key)) === null) throw new ObjectNotFound(key);
+    return createReadStream(path);
+  }
+
+  async head(key: string): Promise<ObjectInfo | null> {
+    const path = safeObjectPath(this.root, key);
+    try {
+      return await this.info(key, path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(safeObjectPath(this.root, key), { force: true });
+  }
+
+  async list(prefix: string): Promise<ObjectInfo[]> {
+    const dir = safeObjectPath(this.root, prefix);
+    let names: string[];
+    try {
+      names = await readdir(dir, { recursive: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const out: ObjectInfo[] = [];
+    for (const name of names.sort()) {
+      const key = `${prefix.replace(/\/?$/, '/')}${name.split('\\').join('/')}`;
+      const s = await stat(join(dir, name));
+      if (s.isFile()) out.push({ key, size: s.size, lastModified: s.mtime });
+    }
+    return out;
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    await rm(safeObjectPath(this.root, prefix), { recursive: true, force: true });
+  }
+
+  private async info(key: string, path: string): Promise<ObjectInfo> {
+    const s = await stat(path);
+    if (!s.isFile()) throw Object.assign(new Error(`${key} is not a file`), { code: 'ENOENT' });
+    return { key, size: s.size, lastModified: s.mtime };
+  }
+}
+
+/** Fails the stream with ObjectTooLarge once more than `max` bytes went through. */
+class ByteLimit extends Transform {
+  private seen = 0;
+  constructor(private readonly max: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.max) done(new ObjectTooLarge(this.max));
+    else done(null, chunk);
+  }
+}

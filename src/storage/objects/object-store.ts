@@ -1,0 +1,65 @@
+// The object store seam: where uploaded files and exports live. `local` keeps them under DATA_DIR;
+// an S3-compatible store (a later issue) plugs in behind the same interface with presigned URLs.
+import type { Readable } from 'node:stream';
+
+/** What is known about a stored object. */
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  lastModified: Date;
+}
+
+export interface PutOptions {
+  contentType: string;
+  /** The put fails with ObjectTooLarge once the stream passes this many bytes. */
+  maxBytes: number;
+  signal?: AbortSignal;
+}
+
+/** A presigned request the caller makes directly against the store (S3-style). */
+export interface PresignedRequest {
+  url: string;
+  expiresAt: Date;
+}
+
+/** Keys are `/`-separated relative paths: `datasets/<datasetId>/uploads/<jobId>`. */
+export interface ObjectStore {
+  /** Stores the stream under `key` atomically: readers see the whole object or none. */
+  put(key: string, body: Readable, options: PutOptions): Promise<ObjectInfo>;
+  /** Streams the object; rejects with ObjectNotFound when it is absent. */
+  get(key: string): Promise<Readable>;
+  head(key: string): Promise<ObjectInfo | null>;
+  delete(key: string): Promise<void>;
+  /** Every object whose key starts with `prefix` (a folder, ending in `/`). */
+  list(prefix: string): Promise<ObjectInfo[]>;
+  deletePrefix(prefix: string): Promise<void>;
+  /** Present when the store signs its own upload URLs (S3); the local store is served by the API. */
+  presignPut?(
+    key: string,
+    options: { contentType: string; expiresInSeconds: number },
+  ): Promise<PresignedRequest>;
+  presignGet?(key: string, options: { expiresInSeconds: number }): Promise<PresignedRequest>;
+}
+
+/** The object is absent. */
+export class ObjectNotFound extends Error {
+  constructor(readonly key: string) {
+    super(`object ${key} not found`);
+  }
+}
+
+/** The stream was longer than the put's maxBytes. */
+export class ObjectTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the file is larger than the limit of ${maxBytes} bytes`);
+  }
+}
+
+/** Object keys of a dataset, in one place so cleanup finds everything. */
+export const objectKeys = {
+  dataset: (datasetId: string) => `datasets/${datasetId}/`,
+  upload: (datasetId: string, jobId: string) => `datasets/${datasetId}/uploads/${jobId}`,
+  exportsOf: (datasetId: string) => `datasets/${datasetId}/exports/`,
+  export: (datasetId: string, generation: number, ext: 'csv' | 'ndjson') =>
+    `datasets/${datasetId}/exports/${generation}.${ext}`,
+};

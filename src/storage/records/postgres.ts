@@ -1,0 +1,143 @@
+// PostgreSQL writer: COPY FROM STDIN into a table without constraints (much faster than COPY into
+// an indexed table), then the primary key is added; only if that meets duplicates are the earlier
+// rows of each key deleted (by the hidden row-order column) before adding it again.
+import { once } from 'node:events';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { DatasetSchema } from '../../domain/datasets/schema.js';
+import {
+  columnType,
+  quoteId,
+  ROW_COLUMN,
+  tablePrefix,
+  type CellValue,
+  type RecordStore,
+  type StagingResult,
+  type StagingWriter,
+} from './record-store.js';
+
+const UNIQUE_VIOLATION = '23505';
+
+/** Record tables in the service's PostgreSQL database (its schema when confined to one). */
+export class PostgresRecordStore implements RecordStore {
+  readonly capabilities = { copyFromStdin: true, booleansAsIntegers: false };
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  async createStaging(table: string, schema: DatasetSchema, signal?: AbortSignal): Promise<StagingWriter> {
+    const client = await this.pool.connect();
+    try {
+      const cols = schema.properties.map((p) => `${quoteId(p.name)} ${columnType(p.type, 'postgres')}`);
+      await client.query(`drop table if exists ${quoteId(table)}`);
+      await client.query(
+        `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} bigint not null, ${cols.join(', ')})`,
+      );
+      const columns = [ROW_COLUMN, ...schema.properties.map((p) => p.name)].map(quoteId).join(', ');
+      const copy = client.query(copyFrom(`copy ${quoteId(table)} (${columns}) from stdin`));
+      const drop = () => this.dropTable(table);
+      return new PostgresStagingWriter(client, copy, table, schema.primaryKey, drop, signal);
+    } catch (err) {
+      client.release();
+      throw err;
+    }
+  }
+
+  async dropTable(table: string): Promise<void> {
+    await this.pool.query(`drop table if exists ${quoteId(table)}`);
+  }
+
+  async listTables(datasetId: string): Promise<string[]> {
+    const prefix = tablePrefix(datasetId);
+    const res = await this.pool.query<{ table_name: string }>(
+      `select table_name from information_schema.tables
+        where table_schema = current_schema() and substr(table_name, 1, $1) = $2`,
+      [prefix.length, prefix],
+    );
+    return res.rows.map((r) => r.table_name);
+  }
+}
+
+class PostgresStagingWriter implements StagingWriter {
+  private written = 0;
+  private failure: Error | null = null;
+  private released = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly copy: ReturnType<typeof copyFrom>,
+    readonly table: string,
+    private readonly primaryKey: string[],
+    private readonly drop: () => Promise<void>,
+    private readonly signal?: AbortSignal,
+  ) {
+    copy.on('error', (err: Error) => (this.failure = err));
+  }
+
+  async write(rows: CellValue[][]): Promise<void> {
+    this.signal?.throwIfAborted();
+    if (this.failure !== null) throw this.failure;
+    let text = '';
+    for (const row of rows) {
+      text += String(++this.written);
+      for (const v of row) text += `\t${copyText(v)}`;
+      text += '\n';
+    }
+    if (!this.copy.write(text)) await Promise.race([once(this.copy, 'drain'), once(this.copy, 'error')]);
+  }
+
+  async finish(): Promise<StagingResult> {
+    const done = once(this.copy, 'finish');
+    this.copy.end();
+    await done;
+    if (this.failure !== null) throw this.failure;
+    const table = quoteId(this.table);
+    let deleted = 0;
+    if (this.primaryKey.length === 0) {
+      await this.client.query(`alter table ${table} add primary key (${quoteId(ROW_COLUMN)})`);
+    } else {
+      const key = this.primaryKey.map(quoteId).join(', ');
+      try {
+        await this.client.query(`alter table ${table} add primary key (${key})`);
+      } catch (err) {
+        if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+        // The last row of each key wins: keep the highest row number, delete the rest.
+        const res = await this.client.query(
+          `delete from ${table} t using (
+             select ${quoteId(ROW_COLUMN)} as r, row_number() over (partition by ${key} order by ${quoteId(ROW_COLUMN)} desc) as n
+               from ${table}) d
+           where d.n > 1 and t.${quoteId(ROW_COLUMN)} = d.r`,
+        );
+        deleted = res.rowCount ?? 0;
+        await this.client.query(`alter table ${table} add primary key (${key})`);
+      }
+    }
+    await this.client.query(`analyze ${table}`);
+    this.release();
+    return { rowsWritten: this.written, rowsLoaded: this.written - deleted, duplicatesCollapsed: deleted };
+  }
+
+  async abort(): Promise<void> {
+    if (!this.released) {
+      this.copy.destroy();
+      // A connection in the middle of COPY cannot be reused: discard it, drop through another.
+      this.release(true);
+    }
+    await this.drop();
+  }
+
+  private release(discard = false): void {
+    if (this.released) return;
+    this.released = true;
+    this.client.release(discard ? new Error('load aborted') : undefined);
+  }
+}
+
+/** A value in COPY's text format: \N for null, backslash escapes for the delimiters. */
+export function copyText(v: CellValue): string {
+  if (v === null) return '\\N';
+  if (typeof v === 'boolean') return v ? 't' : 'f';
+  if (typeof v !== 'string') return String(v);
+  return /[\\\t\n\r]/.test(v)
+    ? v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+    : v;
+}

@@ -1,0 +1,83 @@
+// Housekeeping a worker does between jobs: expire unused upload URLs, drop retired record tables
+// once no reader can still be paging them, and delete exports of superseded generations.
+import type { Kysely } from 'kysely';
+import type { Tables } from '../storage/db/tables.js';
+import type { ObjectStore } from '../storage/objects/index.js';
+import type { RecordStore } from '../storage/records/index.js';
+import { transitionJob } from '../domain/jobs/jobs.js';
+
+/** Superseded tables stay this long: a page request or export that started just before a swap finishes. */
+export const RETIRED_TABLE_GRACE_MS = 10 * 60 * 1000;
+/** Exports of older generations stay as long as their signed download links are valid. */
+export const OLD_EXPORT_GRACE_MS = 60 * 60 * 1000;
+
+export interface SweepDeps {
+  db: Kysely<Tables>;
+  objects: ObjectStore;
+  records: RecordStore;
+}
+
+/** Runs every housekeeping step once; returns how many things it changed. */
+export async function sweep(deps: SweepDeps, now = Date.now()): Promise<number> {
+  return (await expireUploads(deps, now)) + (await dropRetiredTables(deps, now));
+}
+
+/** Created jobs whose upload URL's hour has passed end Expired. */
+export async function expireUploads({ db, objects }: SweepDeps, now: number): Promise<number> {
+  const due = await db
+    .selectFrom('dataset_jobs')
+    .select(['id', 'object_key'])
+    .where('status', '=', 'Created')
+    .where('upload_expires_at', '<', now)
+    .where((w) => w.or([w('lease_owner', 'is', null), w('lease_expires_at', '<', now)]))
+    .execute();
+  let n = 0;
+  for (const { id, object_key } of due) {
+    // A store that takes uploads itself (presigned PUT) may hold a file that arrived in time but
+    // was not noticed yet: the upload watcher queues that job instead.
+    if (
+      objects.presignPut !== undefined &&
+      object_key !== null &&
+      (await objects.head(object_key)) !== null
+    ) {
+      continue;
+    }
+    const moved = await transitionJob(db, id, {
+      to: 'Expired',
+      from: ['Created'],
+      log: { message: 'The upload URL expired before a file was uploaded.' },
+      clearLease: true,
+    });
+    if (moved) n++;
+  }
+  return n;
+}
+
+/** Drops the retired record tables whose grace period has passed. */
+export async function dropRetiredTables({ db, records }: SweepDeps, now: number): Promise<number> {
+  const due = await db
+    .selectFrom('dataset_retired_tables')
+    .select(['table_name', 'dataset_id'])
+    .where('retired_at', '<', now - RETIRED_TABLE_GRACE_MS)
+    .execute();
+  for (const row of due) {
+    await records.dropTable(row.table_name);
+    await db.deleteFrom('dataset_retired_tables').where('table_name', '=', row.table_name).execute();
+  }
+  return due.length;
+}
+
+/** Deletes exports of generations older than the dataset's current one, once their links expired. */
+export async function deleteOldExports(
+  objects: ObjectStore,
+  datasetId: string,
+  currentGeneration: number,
+  now = Date.now(),
+): Promise<void> {
+  for (const obj of await objects.list(`datasets/${datasetId}/exports/`)) {
+    const generation = Number(obj.key.split('/').pop()?.split('.')[0]);
+    if (generation < currentGeneration && obj.lastModified.getTime() < now - OLD_EXPORT_GRACE_MS) {
+      await objects.delete(obj.key);
+    }
+  }
+}

@@ -1,0 +1,100 @@
+// The worker role: claims jobs with a lease, keeps the lease alive with a heartbeat while the job
+// runs, and ends each job Completed, Failed, or (at shutdown) released back to Queued. A job whose
+// worker died is claimed again once its lease lapses and re-run from scratch.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Config } from '../config.js';
+import type { Database } from '../storage/db/database.js';
+import type { DatasetJobRow } from '../storage/db/tables.js';
+import type { ObjectStore } from '../storage/objects/index.js';
+import type { RecordStore } from '../storage/records/index.js';
+import { claimJob } from './claim.js';
+import { JobStopped } from './failure.js';
+import type { JobNotifier } from './notifier.js';
+import { runJob } from './run-job.js';
+import { sweep } from './sweep.js';
+
+/** Structured log sink (pino-compatible subset). */
+export interface WorkerLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface WorkerDeps {
+  config: Config;
+  database: Database;
+  objects: ObjectStore;
+  records: RecordStore;
+  notifier: JobNotifier;
+  log: WorkerLog;
+}
+
+const SWEEP_EVERY_MS = 30_000;
+
+/** A running worker; `close()` stops claiming and finishes or releases its jobs. */
+export interface Worker {
+  readonly owner: string;
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts the claim loop with WORKER_CONCURRENCY slots. */
+export function startWorker(deps: WorkerDeps): Worker {
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const stop = new AbortController();
+  const running = new Map<string, { promise: Promise<void>; controller: AbortController }>();
+  const db = deps.database.db;
+  const skipLocked = deps.database.engine.kind === 'postgres';
+  let lastSweep = 0;
+
+  const loop = async () => {
+    while (!stop.signal.aborted) {
+      try {
+        if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
+          lastSweep = Date.now();
+          await sweep({ db, objects: deps.objects, records: deps.records });
+        }
+        let claimed: DatasetJobRow | undefined;
+        while (running.size < deps.config.workerConcurrency && !stop.signal.aborted) {
+          claimed = await claimJob(db, { owner, leaseMs: deps.config.jobLeaseMs, skipLocked });
+          if (claimed === undefined) break;
+          start(claimed);
+        }
+      } catch (err) {
+        deps.log.error({ err }, 'worker loop failed; retrying');
+      }
+      await deps.notifier.wait(deps.config.workerPollMs, stop.signal);
+    }
+  };
+
+  const start = (job: DatasetJobRow) => {
+    const controller = new AbortController();
+    const promise = runJob({ ...deps, job, owner, signal: controller.signal })
+      .catch((err: unknown) => deps.log.error({ err, jobId: job.id }, 'job runner failed'))
+      .finally(() => {
+        running.delete(job.id);
+        deps.notifier.notify();
+      });
+    running.set(job.id, { promise, controller });
+  };
+
+  const looping = loop();
+  return {
+    owner,
+    async close(graceMs = deps.config.shutdownGraceMs) {
+      stop.abort();
+      await looping;
+      const all = () => Promise.all([...running.values()].map((r) => r.promise));
+      let timer: NodeJS.Timeout | undefined;
+      const inTime = await Promise.race([
+        all().then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
+      ]);
+      clearTimeout(timer);
+      if (!inTime) {
+        for (const r of running.values()) r.controller.abort(new JobStopped('shutdown'));
+        await all();
+      }
+    },
+  };
+}

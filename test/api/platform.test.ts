@@ -1,0 +1,122 @@
+// The service's platform: health, readiness, request ids, problem-details for every failure, OpenAPI, metrics.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { databaseTargets } from '../support/databases.js';
+import { onboardApp, ownToken, problemOf, startTestApp, type TestApp } from '../support/harness.js';
+
+const [sqlite] = await databaseTargets();
+
+describe('platform', () => {
+  let t: TestApp;
+  let token: string;
+  before(async () => {
+    if (sqlite === undefined) throw new Error('no sqlite target');
+    t = await startTestApp(
+      sqlite,
+      {},
+      {
+        publicRoutes: [
+          (app) => {
+            app.get('/boom', async () => {
+              throw new Error('secret internals: password=hunter2');
+            });
+          },
+        ],
+      },
+    );
+    token = await ownToken(t, await onboardApp(t));
+  });
+  after(() => t.close());
+
+  test('/healthz and /readyz answer', async () => {
+    assert.deepEqual((await t.app.inject('/healthz')).json(), { status: 'ok' });
+    const ready = await t.app.inject('/readyz');
+    assert.equal(ready.statusCode, 200);
+    assert.deepEqual(ready.json(), { status: 'ready' });
+  });
+
+  test('X-Request-Id is honoured and returned, and becomes the traceId of problems', async () => {
+    const res = await t.app.inject({ url: '/api/v1/nowhere', headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(res.headers['x-request-id'], 'abc-123');
+    assert.equal(problemOf(res).traceId, 'abc-123');
+    const generated = await t.app.inject('/healthz');
+    assert.match(String(generated.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const unsafe = await t.app.inject({
+      url: '/healthz',
+      headers: { 'x-request-id': 'bad id\twith spaces' },
+    });
+    assert.notEqual(unsafe.headers['x-request-id'], 'bad id\twith spaces');
+  });
+
+  test('unknown routes are 404 problems', async () => {
+    const res = await t.app.inject({ method: 'DELETE', url: '/api/v1/apps/me' });
+    assert.equal(res.statusCode, 404);
+    const p = problemOf(res);
+    assert.deepEqual(Object.keys(p).sort(), [
+      'detail',
+      'errors',
+      'source',
+      'status',
+      'title',
+      'traceId',
+      'type',
+    ]);
+    assert.equal(p.source, 'api');
+    assert.deepEqual(p.errors, {});
+  });
+
+  test('malformed JSON is 400 and a wrong media type 415, both problems', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const bad = await t.app.inject({ method: 'POST', url: '/api/v1/datasets', headers, payload: '{"name":' });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(problemOf(bad).status, 400);
+    const xml = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/datasets',
+      headers: { ...headers, 'content-type': 'application/xml' },
+      payload: '<x/>',
+    });
+    assert.equal(xml.statusCode, 415);
+    assert.equal(problemOf(xml).type, 'https://tools.ietf.org/html/rfc9110#section-15.5.16');
+    const huge = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/datasets',
+      headers,
+      payload: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }),
+    });
+    assert.equal(huge.statusCode, 413);
+    assert.equal(problemOf(huge).status, 413);
+  });
+
+  test('unexpected failures are a plain 500 without internals', async () => {
+    const res = await t.app.inject('/boom');
+    assert.equal(res.statusCode, 500);
+    const p = problemOf(res);
+    assert.equal(p.detail, 'An unexpected error occurred.');
+    assert.ok(!res.body.includes('hunter2'));
+  });
+
+  test('the OpenAPI 3.1 document lists every /api/v1 route with its methods', async () => {
+    const res = await t.app.inject('/api/v1/openapi.json');
+    assert.equal(res.statusCode, 200);
+    const doc = res.json<{ openapi: string; paths: Record<string, Record<string, unknown>> }>();
+    assert.equal(doc.openapi, '3.1.0');
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, ops]) =>
+        Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+      ),
+    );
+    const registered = t.app.routeTable
+      .filter((r) => r.includes(' /api/v1/') && !r.endsWith('/openapi.json'))
+      .map((r) => r.replace(/:([A-Za-z]+)/g, '{$1}'));
+    assert.ok(registered.length >= 10, registered.join('\n'));
+    for (const r of registered) assert.ok(documented.has(r), `${r} is missing from the OpenAPI document`);
+  });
+
+  test('/metrics exposes request counters in Prometheus text', async () => {
+    await t.app.inject('/healthz');
+    const res = await t.app.inject('/metrics');
+    assert.equal(res.statusCode, 200);
+    assert.match(res.body, /dx_api_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+  });
+});

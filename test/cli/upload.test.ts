@@ -1,0 +1,72 @@
+// `dx upload` spawned as a user runs it, against a listening service (api + worker).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startHarness, type Harness } from '../support/load-harness.js';
+
+const run = promisify(execFile);
+const BIN = join(process.cwd(), 'bin', 'dx.js');
+
+// The command talks HTTP only, so one database suffices; the loading suites cover both engines.
+void describe('dx upload', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness('sqlite');
+  });
+  after(() => h.close());
+
+  const dx = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+        env: { ...process.env, DX_API_URL: h.baseUrl, DX_ACCESS_TOKEN: h.token },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  };
+
+  it('uploads a file, shows progress and reports the loaded records', async () => {
+    const id = await h.defineDataset(
+      [
+        { name: 'id', type: 'integer' },
+        { name: 'name', type: 'string' },
+      ],
+      ['id'],
+    );
+    const file = join(h.config.dataDir, 'people.csv');
+    writeFileSync(file, 'id,name\n1,Ann\n2,Bob\n2,Bobby\n');
+    const res = await dx('upload', id, file);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /uploading 100%/);
+    assert.match(res.stdout, /Completed: 2 records loaded \(3 rows read, 1 duplicates collapsed\)/);
+
+    const bad = join(h.config.dataDir, 'bad.csv');
+    writeFileSync(bad, 'id,name\n1,Ann\nx,Bob\n');
+    const failed = await dx('upload', id, bad, '--mode', 'replace');
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /Failed: .*\n {2}line 3, id: /);
+
+    const create = await dx('upload', id, file);
+    assert.equal(create.code, 1);
+    assert.match(create.stderr, /HTTP 409/);
+
+    const json = join(h.config.dataDir, 'people.ndjson');
+    writeFileSync(json, '{"id":7,"name":"J"}\n');
+    const replaced = await dx('upload', id, json, '--mode', 'replace', '--json');
+    assert.equal(replaced.code, 0, replaced.stderr);
+    assert.equal(JSON.parse(replaced.stdout).currentStatus.datasetJobStatusName, 'Completed');
+  });
+
+  it('needs a token', async () => {
+    const res = await run(process.execPath, [BIN, 'upload', 'x', 'y.csv'], {
+      env: { ...process.env, DX_ACCESS_TOKEN: '' },
+    }).catch((err: { code: number; stderr: string }) => err);
+    assert.equal((res as { code: number }).code, 1);
+    assert.match((res as { stderr: string }).stderr, /access token/);
+  });
+});
