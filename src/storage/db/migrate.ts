@@ -1,11 +1,8 @@
-// Runs the numbered migrations in order, once each, in both dialects (Kysely's Migrator keeps the ledger).
-import {
-  Migrator,
-  sql,
-  type MigrationProvider,
-  type Kysely,
-  type Migration as KyselyMigration,
-} from 'kysely';
+// Runs the numbered migrations in order, once each, in both dialects. A small runner of our own
+// rather than Kysely's Migrator: that one introspects every table of the database to find its
+// ledger, which is slow with many record tables and fails when a worker drops a replaced record
+// table at the same moment (PostgreSQL resolves each table by name mid-scan).
+import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
 import type { Migration } from './migrations/helpers.js';
 import { migration as m001 } from './migrations/001_identity.js';
@@ -21,41 +18,53 @@ export const MIGRATIONS: Record<string, Migration> = {
   '004_loading': m004,
 };
 
-/** Applies every pending migration; returns the names applied. */
+/** The ledger of applied migrations, one row per name. */
+export const LEDGER_TABLE = 'dx_schema_migrations';
+
+/**
+ * Applies every pending migration in one transaction and returns the names applied. Concurrent
+ * starters (several roles, several machines) wait on a lock, then find nothing left to do.
+ */
 export async function migrateToLatest(database: Database): Promise<string[]> {
   const engine = database.engine.kind;
-  const provider: MigrationProvider = {
-    getMigrations: async () =>
-      Object.fromEntries(
-        Object.entries(MIGRATIONS).map(([name, m]): [string, KyselyMigration] => [
-          name,
-          { up: (db: Kysely<unknown>) => m.up(db, engine) },
-        ]),
-      ),
-  };
-  // Kysely looks for its ledger tables in every schema; name ours, or a ledger in another schema
-  // (a parallel test's, another tenant's) would be taken for this one's.
-  const e = database.engine;
-  const ledgerSchema = e.kind === 'postgres' ? (e.schema ?? (await currentSchema(database))) : null;
-  const schema = ledgerSchema !== null ? { migrationTableSchema: ledgerSchema } : {};
-  const migrator = new Migrator({ db: database.db, provider, ...schema });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(
-      `migration ${failed} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
-
-/** The schema a PostgreSQL connection creates tables in (a DATABASE_URL may set search_path). */
-async function currentSchema(database: Database): Promise<string | null> {
-  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(
-    database.db,
-  );
-  return rows[0]?.schema ?? null;
+  return database.db.connection().execute(async (conn) => {
+    const db = conn as unknown as Kysely<unknown>;
+    // SQLite: take the write lock up front, so two starters cannot both read an empty ledger.
+    await sql.raw(engine === 'sqlite' ? 'begin immediate' : 'begin').execute(db);
+    try {
+      if (engine === 'postgres') {
+        // One lock per schema: tenants (and parallel tests) in other schemas do not wait.
+        await sql`select pg_advisory_xact_lock(hashtext('dx_schema_migrations:' || current_schema()))`.execute(
+          db,
+        );
+      }
+      await db.schema
+        .createTable(LEDGER_TABLE)
+        .ifNotExists()
+        .addColumn('name', 'varchar(255)', (c) => c.primaryKey())
+        .addColumn('applied_at', 'varchar(64)', (c) => c.notNull())
+        .execute();
+      const done = await sql<{ name: string }>`select name from ${sql.table(LEDGER_TABLE)}`.execute(db);
+      const applied = new Set(done.rows.map((r) => r.name));
+      const pending = Object.keys(MIGRATIONS)
+        .sort()
+        .filter((name) => !applied.has(name));
+      for (const name of pending) {
+        try {
+          await MIGRATIONS[name]!.up(db, engine);
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new Error(`migration ${name} failed: ${reason}`, { cause: error });
+        }
+        await sql`insert into ${sql.table(LEDGER_TABLE)} (name, applied_at) values (${name}, ${new Date().toISOString()})`.execute(
+          db,
+        );
+      }
+      await sql`commit`.execute(db);
+      return pending;
+    } catch (error) {
+      await sql`rollback`.execute(db).catch(() => undefined);
+      throw error;
+    }
+  });
 }
