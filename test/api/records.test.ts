@@ -116,7 +116,13 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       });
       const lines = (await (await fetch(ndjson.json.url)).text()).trim().split('\n');
       assert.deepEqual(JSON.parse(lines[1] ?? ''), { id: 2, name: 'N, 1', active: false, score: 0.5 });
-      const tampered = await fetch(csvRes.json.url.replace(/signature=./, 'signature=A'));
+      // Change the signature's first character (to another one: it may already be an 'A').
+      const tamperedUrl = csvRes.json.url.replace(
+        /signature=([^&])/,
+        (_m, c: string) => `signature=${c === 'A' ? 'B' : 'A'}`,
+      );
+      assert.notEqual(tamperedUrl, csvRes.json.url);
+      const tampered = await fetch(tamperedUrl);
       assert.equal(tampered.status, 403);
     });
   });
