@@ -14,11 +14,13 @@ import { loadAverage } from './lib/procfs.js';
 import { writeReport, type Section } from './lib/report.js';
 import { ensureCommand } from './lib/tools.js';
 import { proxyPart } from './proxy.js';
+import { readsPart } from './reads.js';
 
 const PARTS: Record<string, BenchPart> = {
   proxy: proxyPart,
   api: apiPart,
   load: loadPart,
+  reads: readsPart,
 };
 
 const { values, positionals } = parseArgs({
