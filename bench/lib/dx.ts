@@ -98,7 +98,8 @@ export async function startDx(ctx: BenchContext, engine: Engine): Promise<Dx> {
       },
     };
   } catch (err) {
-    await cleanup();
+    // The first error is the one to report; a failing cleanup (no database at all) must not hide it.
+    await cleanup().catch(() => undefined);
     throw err;
   }
 }
