@@ -23,22 +23,19 @@ interface Read {
   peakRssMb: number;
 }
 
+const retrieval = (format: 'csv' | 'json', call: string) => ({
+  label: `retrieve ${format.toUpperCase()}, ${call}`,
+  read: (dx: Dx, datasetId: string) => retrieve(dx, datasetId, format),
+});
+const FIRST = 'first call (writes the export)';
+const REPEATED = 'repeated (cached export)';
 const READS = [
-  {
-    label: 'retrieve CSV, first call (writes the export)',
-    read: (dx: Dx, id: string) => retrieve(dx, id, 'csv'),
-  },
-  { label: 'retrieve CSV, repeated (cached export)', read: (dx: Dx, id: string) => retrieve(dx, id, 'csv') },
-  {
-    label: 'retrieve JSON, first call (writes the export)',
-    read: (dx: Dx, id: string) => retrieve(dx, id, 'json'),
-  },
-  {
-    label: 'retrieve JSON, repeated (cached export)',
-    read: (dx: Dx, id: string) => retrieve(dx, id, 'json'),
-  },
+  retrieval('csv', FIRST),
+  retrieval('csv', REPEATED),
+  retrieval('json', FIRST),
+  retrieval('json', REPEATED),
   { label: `GET records, pages of ${PAGE_SIZE}`, read: pages },
-] as const;
+];
 
 async function runReadsBench(ctx: BenchContext): Promise<Section[]> {
   ctx.log(`reads: ${LOAD_ROWS} records, ${ctx.runs} runs per engine`);
