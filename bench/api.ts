@@ -21,6 +21,7 @@ const DATASETS = 5;
 
 /** The API part of the suite. */
 export const apiPart: BenchPart = {
+  usesLoadTool: true,
   describe: 'API on SQLite: GET /api/v1/datasets and POST /api/v1/auth/clientToken vs GET /healthz',
   run: runApiBench,
 };

@@ -44,6 +44,7 @@ export const SCENARIOS = [
 
 /** The proxy part of the suite. */
 export const proxyPart: BenchPart = {
+  usesLoadTool: true,
   describe: 'our proxy vs nginx vs the upstream directly (req/s, latency, CPU, 100 MB stream)',
   run: runProxyBench,
 };

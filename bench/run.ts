@@ -14,11 +14,13 @@ import { loadAverage } from './lib/procfs.js';
 import { writeReport, type Section } from './lib/report.js';
 import { ensureCommand } from './lib/tools.js';
 import { proxyPart } from './proxy.js';
+import { readsPart } from './reads.js';
 
 const PARTS: Record<string, BenchPart> = {
   proxy: proxyPart,
   api: apiPart,
   load: loadPart,
+  reads: readsPart,
 };
 
 const { values, positionals } = parseArgs({
@@ -44,7 +46,7 @@ if (unknown.length > 0) {
 }
 
 // wrk is lighter than autocannon, which leaves more of a small machine's CPU to the servers.
-ensureCommand('wrk', ['wrk']);
+if (selected.some((name) => PARTS[name]?.usesLoadTool === true)) ensureCommand('wrk', ['wrk']);
 const tmp = mkdtempSync(join(tmpdir(), 'dx-bench-'));
 // nginx's workers drop root and must still reach their temp folders inside this one.
 chmodSync(tmp, 0o755);

@@ -37,3 +37,16 @@ export async function download(url: string, headers: Record<string, string>): Pr
   }
   return { bytes, seconds, mbPerSecond: bytes / 2 ** 20 / seconds };
 }
+
+/** Downloads `url` in this process, counting bytes and lines (newlines) as they stream by. */
+export async function downloadLines(url: string): Promise<{ bytes: number; lines: number }> {
+  const res = await request(url);
+  if (res.statusCode !== 200) throw new Error(`GET ${url}: ${res.statusCode} ${await res.body.text()}`);
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+  }
+  return { bytes, lines };
+}

@@ -22,6 +22,8 @@ export interface BenchContext {
 export interface BenchPart {
   /** What `node dist/bench/run.js --help` shows for it. */
   describe: string;
+  /** Whether it drives HTTP load with `tool` (then the runner installs wrk when it can). */
+  usesLoadTool?: boolean;
   /** Measures and returns the report's sections. */
   run(ctx: BenchContext): Promise<Section[]>;
 }

@@ -1,5 +1,5 @@
 // Resource use of a child process from /proc (Linux): peak and sampled RSS, CPU time, children.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -62,7 +62,13 @@ export function sampleRss(pids: readonly number[], everyMs = 20): () => number {
   let peak = 0;
   const take = () => {
     let sum = 0;
-    for (const pid of pids) sum += rssMb(pid);
+    for (const pid of pids) {
+      try {
+        sum += rssMb(pid);
+      } catch {
+        // The process ended (a crash shows where the part waits for it, not in this timer).
+      }
+    }
     peak = Math.max(peak, sum);
   };
   take();
@@ -72,4 +78,26 @@ export function sampleRss(pids: readonly number[], everyMs = 20): () => number {
     take();
     return peak;
   };
+}
+
+/**
+ * Runs `fn` and returns its result with the highest RSS of `pid` meanwhile, in MiB: VmRSS sampled
+ * every `everyMs`, and VmHWM reset first (clear_refs 5) where the kernel lets us, which also
+ * catches a spike between two samples.
+ */
+export async function peakRssWhile<T>(pid: number, fn: () => Promise<T>, everyMs = 50): Promise<[T, number]> {
+  let reset = false;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    reset = true;
+  } catch {
+    // Not our process's owner, or an old kernel: the samples alone.
+  }
+  const done = sampleRss([pid], everyMs);
+  try {
+    const value = await fn();
+    return [value, Math.max(done(), reset ? peakRssMb(pid) : 0)];
+  } finally {
+    done();
+  }
 }
