@@ -15,6 +15,14 @@ import {
 } from './object-store.js';
 import { safeObjectPath } from './safe-path.js';
 
+/**
+ * Buffer of the file stream an upload is written to: with node's 16 KiB default every network
+ * chunk became its own write call; 1 MiB lets writes gather (measured: a 121 MB upload on
+ * loopback in 0.26–0.54 s, not 0.45–0.73 s). Reads keep the 64 KiB default: 1 MiB chunks raised
+ * a load's peak RSS by 130 MiB (the parsed values keep their chunk's text alive).
+ */
+const FILE_CHUNK_BYTES = 1 << 20;
+
 /** Objects as files below `root`; every path goes through safeObjectPath. */
 export class LocalObjectStore implements ObjectStore {
   private readonly tmpDir: string;
@@ -32,7 +40,7 @@ export class LocalObjectStore implements ObjectStore {
       await pipeline(
         body,
         new ByteLimit(options.maxBytes),
-        createWriteStream(tmp, { flags: 'wx' }),
+        createWriteStream(tmp, { flags: 'wx', highWaterMark: FILE_CHUNK_BYTES }),
         ...(options.signal !== undefined ? [{ signal: options.signal }] : []),
       );
       await mkdir(dirname(target), { recursive: true });

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { DatasetSchema } from '../../domain/datasets/schema.js';
+import { formatCopyRows } from './copy-text.js';
 import {
   columnType,
   quoteId,
@@ -74,14 +75,13 @@ class PostgresStagingWriter implements StagingWriter {
   }
 
   async write(rows: CellValue[][]): Promise<void> {
+    await this.writeCopyText(formatCopyRows(rows, this.written + 1), rows.length);
+  }
+
+  async writeCopyText(text: string, rowCount: number): Promise<void> {
     this.signal?.throwIfAborted();
     if (this.failure !== null) throw this.failure;
-    let text = '';
-    for (const row of rows) {
-      text += String(++this.written);
-      for (const v of row) text += `\t${copyText(v)}`;
-      text += '\n';
-    }
+    this.written += rowCount;
     if (!this.copy.write(text)) await Promise.race([once(this.copy, 'drain'), once(this.copy, 'error')]);
   }
 
@@ -130,14 +130,4 @@ class PostgresStagingWriter implements StagingWriter {
     this.released = true;
     this.client.release(discard ? new Error('load aborted') : undefined);
   }
-}
-
-/** A value in COPY's text format: \N for null, backslash escapes for the delimiters. */
-export function copyText(v: CellValue): string {
-  if (v === null) return '\\N';
-  if (typeof v === 'boolean') return v ? 't' : 'f';
-  if (typeof v !== 'string') return String(v);
-  return /[\\\t\n\r]/.test(v)
-    ? v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
-    : v;
 }
