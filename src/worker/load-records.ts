@@ -9,7 +9,6 @@ import type { LoadMode, LogData } from '../domain/jobs/status.js';
 import { ErrorCollector, parseRecords, type InputFormat } from '../domain/loading/index.js';
 import { retireEarlierAttempts } from './attempts.js';
 import { commitGeneration } from './commit.js';
-import { parseToCopyText } from './copy-thread.js';
 import { JobFailure } from './failure.js';
 
 export interface LoadContext {
@@ -41,17 +40,10 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
     const table = stagingTableName(job.dataset_id, job.id, job.attempts);
     staging = await ctx.records.createStaging(table, schema, ctx.signal);
     const stats = { rowsRead: 0 };
-    const options = { schema, format, errors, stats, signal: ctx.signal };
-    // After the first defect nothing more is written: the job will fail, but the rest of the
-    // file is still read so the caller learns about every defect at once.
-    if (staging.writeCopyText !== undefined) {
-      for await (const batch of parseToCopyText(input, options)) {
-        if (errors.count === 0) await staging.writeCopyText(batch.text, batch.rowCount);
-      }
-    } else {
-      for await (const batch of parseRecords(input, options)) {
-        if (errors.count === 0) await staging.write(batch.rows);
-      }
+    for await (const batch of parseRecords(input, { schema, format, errors, stats, signal: ctx.signal })) {
+      // After the first defect nothing more is written: the job will fail, but the rest of the
+      // file is still read so the caller learns about every defect at once.
+      if (errors.count === 0) await staging.write(batch.rows);
     }
     ctx.signal.throwIfAborted();
     if (errors.count > 0) {

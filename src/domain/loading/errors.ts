@@ -20,10 +20,4 @@ export class ErrorCollector {
     this.count++;
     if (this.errors.length < MAX_KEPT_ERRORS) this.errors.push(e);
   }
-
-  /** Takes over the progress of a collector elsewhere (a parse thread): its newly kept errors and total. */
-  absorb(newlyKept: readonly LoadError[], total: number): void {
-    for (const e of newlyKept) if (this.errors.length < MAX_KEPT_ERRORS) this.errors.push(e);
-    this.count = total;
-  }
 }

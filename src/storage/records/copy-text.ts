@@ -1,5 +1,4 @@
-// Rows in PostgreSQL's COPY text format. A module of its own, free of the driver, so the parse
-// thread can format rows without loading pg.
+// Rows in PostgreSQL's COPY text format.
 import type { CellValue } from './record-store.js';
 
 /** `rows` as COPY text lines, each led by its row number (the hidden row-order column). */

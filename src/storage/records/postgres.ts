@@ -75,13 +75,10 @@ class PostgresStagingWriter implements StagingWriter {
   }
 
   async write(rows: CellValue[][]): Promise<void> {
-    await this.writeCopyText(formatCopyRows(rows, this.written + 1), rows.length);
-  }
-
-  async writeCopyText(text: string, rowCount: number): Promise<void> {
     this.signal?.throwIfAborted();
     if (this.failure !== null) throw this.failure;
-    this.written += rowCount;
+    const text = formatCopyRows(rows, this.written + 1);
+    this.written += rows.length;
     if (!this.copy.write(text)) await Promise.race([once(this.copy, 'drain'), once(this.copy, 'error')]);
   }
 

@@ -28,12 +28,6 @@ export interface StagingWriter {
   readonly table: string;
   /** Appends rows in file order (the last row of a primary key wins). */
   write(rows: CellValue[][]): Promise<void>;
-  /**
-   * Where the store takes COPY text (see `copyFromStdin`): appends `rowCount` rows already
-   * formatted by formatCopyRows, numbered on from the rows written so far. This lets the parse,
-   * formatting included, run in another thread.
-   */
-  writeCopyText?(text: string, rowCount: number): Promise<void>;
   /** Flushes, removes duplicates of the primary key and builds the indexes. */
   finish(): Promise<StagingResult>;
   /** Drops the table and frees the connection; safe to call after finish or twice. */
