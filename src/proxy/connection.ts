@@ -13,6 +13,7 @@ import {
   ON_HEADERS,
   ON_HEADERS_COMPLETE,
   ON_MESSAGE_COMPLETE,
+  releaseParser,
   REQUEST,
   type HttpParser,
   type ParseError,
@@ -288,6 +289,7 @@ export class ClientConnection {
     current?.abort();
     // Queued pipelined requests never started: there is nothing to log for them.
     this.queue.length = 0;
+    releaseParser(this.parser);
     this.host.forget(this);
   };
 }

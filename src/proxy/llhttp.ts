@@ -72,5 +72,18 @@ export function createParser(type: number): HttpParser {
   return parser;
 }
 
+/**
+ * Frees a parser's native side once its connection has closed. The binding's objects are not
+ * garbage-collected (node:http closes its parsers too); like node, wait for the stack to unwind
+ * so no `execute` is still running on it.
+ */
+export function releaseParser(parser: HttpParser): void {
+  setImmediate(closeParser, parser);
+}
+
+function closeParser(parser: HttpParser): void {
+  parser.close();
+}
+
 /** Whether a value returned by `execute` or `finish` is a parse error. */
 export const isParseError = (r: unknown): r is ParseError => r instanceof Error;

@@ -11,6 +11,7 @@ import {
   ON_HEADERS,
   ON_HEADERS_COMPLETE,
   ON_MESSAGE_COMPLETE,
+  releaseParser,
   RESPONSE,
   type HttpParser,
 } from './llhttp.js';
@@ -298,6 +299,7 @@ export class UpstreamConnection {
   private readonly onClose = (): void => {
     this.dead = true;
     if (this.user !== null) this.fail(this.errorCode ?? 'UPSTREAM_CLOSED');
+    releaseParser(this.parser);
     this.pool.forget(this);
   };
 }

@@ -5,6 +5,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import { after, before, describe, it } from 'node:test';
 import {
   createParser,
+  HTTPParser,
   ON_BODY,
   ON_HEADERS_COMPLETE,
   ON_MESSAGE_COMPLETE,
@@ -215,6 +216,29 @@ void describe('proxy on the wire', () => {
       [200, 413],
     );
     c.close();
+  });
+
+  void it("frees each connection's native parser after the connection closes", async () => {
+    // The binding's parsers are not garbage-collected: a connection that did not close its own
+    // would leak the parser and everything its callbacks reach.
+    const proto = HTTPParser.prototype as { close: () => void };
+    const original = proto.close;
+    let closed = 0;
+    proto.close = function (this: unknown) {
+      closed++;
+      original.call(this);
+    };
+    try {
+      for (let i = 0; i < 10; i++) {
+        const c = await RawClient.open(s.proxy.url);
+        c.send(head('GET', '/v4/echoes'));
+        await c.waitFor(1);
+        c.close();
+      }
+      await eventually(() => closed >= 10);
+    } finally {
+      proto.close = original;
+    }
   });
 
   void it('keeps one client connection for many requests', async () => {
