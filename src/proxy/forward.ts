@@ -33,9 +33,12 @@ const CLIENT_CLOSED = 499;
 
 /** Request bodies of a declared length up to this many bytes are read whole before forwarding. */
 const SMALL_BODY = 16 * 1024;
-/** Request body held while waiting for an upstream connection before reading from the client pauses. */
+/** Request body held (waiting for an upstream connection) before reading from the client pauses. */
 const HOLD_LIMIT = 64 * 1024;
-/** Output gathered from one upstream packet up to this size is copied into one buffer; larger output goes out as one writev, uncopied. */
+/**
+ * Output gathered from one upstream packet up to this size is copied into one buffer (one write);
+ * larger output goes out uncopied in one writev.
+ */
 const COALESCE_LIMIT = 16 * 1024;
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);

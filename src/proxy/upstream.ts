@@ -48,7 +48,7 @@ export interface UpstreamPoolOptions {
   timeoutMs: number;
 }
 
-/** Idle time after which a connection is dropped when the upstream gave no Keep-Alive hint (undici's default). */
+/** Idle time after which a connection is dropped when the upstream announced none (undici's default). */
 const DEFAULT_IDLE_MS = 4000;
 /** Margin taken off the upstream's own Keep-Alive timeout, so we never send on a closing socket. */
 const IDLE_MARGIN_MS = 2000;
