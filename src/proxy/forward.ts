@@ -1,187 +1,465 @@
 // One request's life in the proxy: the exchange is both the bookkeeping (times, bytes, status for
-// the log and metrics) and undici's dispatch handler, so a forwarded request allocates one object
-// of ours. Bodies stream both ways; backpressure pauses the upstream when the client reads slowly.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import type { Dispatcher } from 'undici';
+// the log and metrics) and the user of an upstream connection, so a forwarded request allocates one
+// object of ours. Bodies stream both ways with backpressure: a full upstream socket pauses reading
+// from the client, a full client socket pauses reading from the upstream.
 import type { ProblemError } from '../errors.js';
 import { ms, type AccessLog } from './access-log.js';
-import { redactQuery, responseHeaders } from './headers.js';
+import type { ClientConnection } from './connection.js';
+import { redactQuery, scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
-import { bodyTooLarge, sendProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
+import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
+import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream.js';
+import { chunkHead, CRLF, connectionLines, httpDate, LAST_CHUNK, statusLine } from './wire.js';
 
 /** What every exchange shares: the upstream, the limits, and where results are reported. */
 export interface ForwardContext {
-  dispatcher: Dispatcher;
+  pool: UpstreamPool;
   /** Path prefix of UPSTREAM_URL ('' when it has none). */
   basePath: string;
+  /** The Host header sent upstream (UPSTREAM_URL's host[:port]). */
+  upstreamHost: string;
   timeoutMs: number;
   bodyLimitBytes: number;
+  /** Keep-alive timeout announced to clients, in seconds. */
+  keepAliveSeconds: number;
   metrics: ProxyMetrics;
   accessLog: AccessLog;
-  /** Called once per exchange when its response is over (or the client went away). */
-  onDone: () => void;
+  /** Whether the proxy is shutting down (responses then close their connection). */
+  closing: () => boolean;
 }
 
 /** Status recorded when the client closed the connection before the response was complete. */
 const CLIENT_CLOSED = 499;
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
-
-class ClientClosedError extends Error {}
 
 /** Request bodies of a declared length up to this many bytes are read whole before forwarding. */
 const SMALL_BODY = 16 * 1024;
+/** Request body held (waiting for an upstream connection) before reading from the client pauses. */
+const HOLD_LIMIT = 64 * 1024;
+/**
+ * Output gathered from one upstream packet up to this size is copied into one buffer (one write);
+ * larger output goes out uncopied in one writev.
+ */
+const COALESCE_LIMIT = 16 * 1024;
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
+
+// Where request body bytes go.
+const HOLD = 0;
+const UPSTREAM = 1;
+const DISCARD = 2;
 
 /** A request in flight through the proxy. */
-export class Exchange implements Dispatcher.DispatchHandler {
+export class Exchange implements UpstreamUser {
   proxyId = UNKNOWN_PROXY_ID;
+  /** The response ends the client connection (Connection: close). */
+  closeAfter: boolean;
+  /** The request message has been read completely. */
+  requestEnded = false;
+  /** Logged and reported; nothing more happens. */
+  done = false;
+  readonly headRequest: boolean;
+  private readonly startedAt = performance.now();
   private status = 0;
   private bytesIn = 0;
   private bytesOut = 0;
   private upstreamStart = 0;
   private upstreamMs = -1;
-  private abortUpstream: ((err?: Error) => void) | null = null;
-  private resumeUpstream: (() => void) | null = null;
-  private tooLarge = false;
   private error: string | undefined;
-  private draining = false;
+  private started = false;
+  private forwarded = false;
+  private clientFault = false;
+  // Request side.
+  private sink = HOLD;
+  private chunkedIn = false;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private dispatchOnEnd = false;
+  private waitingForUpstream = false;
+  private upstream: UpstreamConnection | null = null;
+  private requestWritten = false;
+  /** The whole request as written, kept for one retry on a fresh connection. */
+  private retryData: Buffer | null = null;
+  private retried = false;
+  // Response side.
+  private responded = false;
+  private responseEnded = false;
+  private noBody = false;
+  private chunkedOut = false;
+  private upstreamKeepAlive = false;
+  private keepAliveMs = -1;
+  private out: (string | Buffer)[] = [];
+  private outBytes = 0;
+  private clientBlocked = false;
 
   constructor(
     private readonly ctx: ForwardContext,
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
+    private readonly conn: ClientConnection,
+    readonly method: string,
+    readonly url: string,
+    readonly scan: RequestHeaderScan,
     readonly traceId: string,
-    private readonly startedAt: number,
+    private readonly http10: boolean,
+    keepAlive: boolean,
   ) {
-    res.once('close', this.onClose);
+    this.closeAfter = !keepAlive;
+    this.headRequest = method === 'HEAD';
+  }
+
+  /** Marks the exchange as started (counted in flight; it will be logged). */
+  begin(): void {
+    this.started = true;
   }
 
   /** Answers with one of the proxy's own problems instead of forwarding. */
   reject(err: ProblemError, unreadBody: boolean): void {
     this.status = err.status;
     this.error = err.title;
-    // Reading an unwanted large body just to keep the connection is worse than reconnecting.
-    this.bytesOut = sendProblem(this.res, err, this.traceId, unreadBody);
-  }
-
-  /** Sends the request upstream. `headers` are the forwardable ones; `contentLength` -1 if unknown. */
-  forward(headers: string[], hasBody: boolean, contentLength: number): void {
-    const { req } = this;
-    let body: Readable | null = null;
-    if (hasBody && contentLength >= 0 && contentLength <= SMALL_BODY) {
-      // A small body (usually in the same packet as its headers) is read whole and sent with the
-      // request's headers in one write: streaming it costs a second write and the stream machinery.
-      this.bytesIn = contentLength;
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.once('end', () => {
-        // A client that gave up mid-body was already logged as such when its response closed.
-        if (this.res.destroyed) return;
-        this.dispatch(headers, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-      });
+    // A body that was never going to be forwarded is not counted as received.
+    if (!this.forwarded) this.bytesIn = 0;
+    this.stopForwarding();
+    if (this.done) return;
+    if (this.responded) {
+      this.cut();
       return;
     }
-    if (hasBody) {
-      if (contentLength >= 0) {
-        // node's parser enforces the declared length, and it was checked against the limit.
-        body = req;
-        this.bytesIn = contentLength;
-      } else {
-        // pipe, not pipeline: the limit failing must not destroy the socket the 413 goes out on.
-        const limiter = new ByteLimit(this.ctx.bodyLimitBytes, this);
-        req.once('error', (err) => limiter.destroy(err));
-        body = req.pipe(limiter);
+    // Reading an unwanted large body just to keep the connection is worse than reconnecting.
+    if (unreadBody) this.closeAfter = true;
+    const keepAlive = !this.closeAfter && !this.ctx.closing();
+    if (!keepAlive) this.closeAfter = true;
+    const { data, bodyLength } = renderProblem(err, this.traceId, keepAlive, this.ctx.keepAliveSeconds);
+    this.bytesOut = bodyLength;
+    this.responded = true;
+    this.responseEnded = true;
+    this.conn.write(data);
+    this.finish();
+  }
+
+  /** Sends the request upstream (the checks passed). */
+  forward(): void {
+    const { scan } = this;
+    this.forwarded = true;
+    if (scan.chunked) {
+      this.chunkedIn = true;
+      if (this.bytesIn > this.ctx.bodyLimitBytes) {
+        this.tooLarge();
+        return;
+      }
+    } else if (scan.contentLength > 0) this.bytesIn = scan.contentLength;
+    if (!scan.chunked && scan.contentLength > 0 && scan.contentLength <= SMALL_BODY && !this.requestEnded) {
+      // A small body (usually in the same packet as its headers) is read whole and sent with the
+      // request's headers in one write.
+      this.dispatchOnEnd = true;
+      return;
+    }
+    this.dispatch();
+  }
+
+  private dispatch(): void {
+    this.upstreamStart = performance.now();
+    this.waitingForUpstream = true;
+    this.ctx.pool.acquire(this);
+  }
+
+  // Request body, as the client connection's parser delivers it.
+
+  onRequestBody(chunk: Buffer): void {
+    if (this.sink === DISCARD) return;
+    if (this.scan.chunked) {
+      // Counted from the first byte (it may arrive before the checks are done); the limit is
+      // enforced once the exchange has started.
+      this.bytesIn += chunk.length;
+      if (this.started && this.bytesIn > this.ctx.bodyLimitBytes) {
+        this.tooLarge();
+        return;
       }
     }
-    this.dispatch(headers, body);
-  }
-
-  private dispatch(headers: string[], body: Readable | Buffer | null): void {
-    const { req } = this;
-    this.upstreamStart = performance.now();
-    this.ctx.dispatcher.dispatch(
-      {
-        path: this.ctx.basePath + (req.url as string),
-        method: req.method as Dispatcher.HttpMethod,
-        headers,
-        body,
-      },
-      this,
-    );
-  }
-
-  /** Called by ByteLimit as chunked request bytes stream through. */
-  countIn(n: number, limit: number): boolean {
-    this.bytesIn += n;
-    if (this.bytesIn <= limit) return true;
-    this.tooLarge = true;
-    return false;
-  }
-
-  // undici's callback-style handler methods: the controller-style ones (onRequestStart, …) make
-  // undici wrap every request in two more objects and parse the headers into an object we never
-  // read, which costs several microseconds per request on the proxy's hot path.
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.abortUpstream = abort;
-    // The client may have gone while the request waited for a pooled connection.
-    if (this.res.destroyed) abort(new ClientClosedError('client closed'));
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
-    // Informational answers (103 Early Hints) are not relayed; the final one follows.
-    if (statusCode < 200) return true;
-    this.upstreamMs = performance.now() - this.upstreamStart;
-    this.status = statusCode;
-    this.resumeUpstream = resume;
-    this.res.writeHead(statusCode, statusText || undefined, responseHeaders(rawHeaders));
-    return true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    this.bytesOut += chunk.length;
-    if (this.res.write(chunk)) return true;
-    // The client reads slower than the upstream sends: pause the upstream until the client drains.
-    if (!this.draining) {
-      this.draining = true;
-      this.res.on('drain', () => this.resumeUpstream?.());
-    }
-    return false;
-  }
-
-  onComplete(): void {
-    this.res.end();
-  }
-
-  onError(err: Error): void {
-    if (err instanceof ClientClosedError || this.res.destroyed) return;
-    if (this.res.headersSent) {
-      // Mid-body failure: cutting the connection is the only way to tell the client it is short.
-      this.error = errorName(err);
-      this.res.destroy();
+    if (this.sink === UPSTREAM) {
+      this.writeBody(chunk);
       return;
     }
-    const code = (err as { code?: unknown }).code;
-    let p: ProblemError;
-    if (this.tooLarge) p = bodyTooLarge(this.ctx.bodyLimitBytes);
-    else if (typeof code === 'string' && TIMEOUT_CODES.has(code)) p = upstreamTimeout(this.ctx.timeoutMs);
-    else p = upstreamUnreachable();
-    this.reject(p, !this.req.readableEnded);
-    this.error = errorName(err);
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.pendingBytes > HOLD_LIMIT) this.conn.pauseReading(this.conn.HOLD);
   }
 
-  private readonly onClose = (): void => {
-    const now = performance.now();
-    if (!this.res.writableFinished) {
-      this.abortUpstream?.(new ClientClosedError('client closed'));
-      if (!this.res.headersSent) this.status = CLIENT_CLOSED;
+  onRequestEnd(): void {
+    this.requestEnded = true;
+    if (this.sink === DISCARD) return;
+    if (this.dispatchOnEnd) {
+      this.dispatchOnEnd = false;
+      this.dispatch();
+      return;
+    }
+    const up = this.upstream;
+    if (this.sink === UPSTREAM && up !== null) {
+      if (this.chunkedIn) up.write(LAST_CHUNK);
+      this.requestWritten = true;
+      up.sent();
+    }
+  }
+
+  private writeBody(chunk: Buffer): void {
+    const up = this.upstream as UpstreamConnection;
+    let ok: boolean;
+    if (this.chunkedIn) {
+      up.socket.cork();
+      up.write(chunkHead(chunk.length));
+      up.write(chunk);
+      ok = up.write(CRLF);
+      up.socket.uncork();
+    } else {
+      ok = up.write(chunk);
+    }
+    // The upstream takes the body slower than the client sends it.
+    if (!ok) this.conn.pauseReading(this.conn.UPSTREAM);
+  }
+
+  private tooLarge(): void {
+    if (this.responded) {
+      this.error = 'request body too large';
+      this.stopForwarding();
+      this.cut();
+      return;
+    }
+    this.reject(bodyTooLarge(this.ctx.bodyLimitBytes), true);
+  }
+
+  // The upstream connection's side (UpstreamUser).
+
+  onUpstream(up: UpstreamConnection): void {
+    this.waitingForUpstream = false;
+    if (this.done || this.sink === DISCARD) {
+      up.release(false, -1);
+      return;
+    }
+    this.upstream = up;
+    if (this.retried && this.retryData !== null) {
+      const data = this.retryData;
+      this.retryData = null;
+      up.write(data);
+      this.requestWritten = true;
+      up.sent();
+      return;
+    }
+    const { scan, ctx } = this;
+    let head = `${this.method} ${ctx.basePath}${this.url} HTTP/1.1\r\nHost: ${ctx.upstreamHost}\r\n`;
+    const fwd = scan.forward;
+    for (let i = 0; i + 1 < fwd.length; i += 2) head += `${fwd[i]}: ${fwd[i + 1]}\r\n`;
+    head += this.chunkedIn
+      ? 'Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n'
+      : 'Connection: keep-alive\r\n\r\n';
+    const hasBody = this.chunkedIn || scan.contentLength > 0;
+    if (!hasBody || (this.requestEnded && !this.chunkedIn && this.pendingBytes <= SMALL_BODY)) {
+      // The whole request in one write (and kept for a retry if it is idempotent).
+      const data = Buffer.allocUnsafe(head.length + this.pendingBytes);
+      let at = data.write(head, 0, 'latin1');
+      for (const chunk of this.pending) at += chunk.copy(data, at);
+      this.pending = [];
+      this.pendingBytes = 0;
+      if (IDEMPOTENT.has(this.method)) this.retryData = data;
+      this.sink = UPSTREAM;
+      up.write(data);
+      if (this.requestEnded || !hasBody) {
+        this.requestWritten = true;
+        up.sent();
+      }
+      return;
+    }
+    up.socket.cork();
+    up.write(head);
+    for (const chunk of this.pending) {
+      if (this.chunkedIn) {
+        up.write(chunkHead(chunk.length));
+        up.write(chunk);
+        up.write(CRLF);
+      } else up.write(chunk);
+    }
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.sink = UPSTREAM;
+    if (this.requestEnded) {
+      if (this.chunkedIn) up.write(LAST_CHUNK);
+      this.requestWritten = true;
+      up.sent();
+    }
+    up.socket.uncork();
+    this.conn.resumeReading(this.conn.HOLD);
+  }
+
+  onResponseHead(status: number, reason: string, headers: string[], upstreamKeepAlive: boolean): void {
+    if (this.responded) return;
+    this.retryData = null;
+    this.upstreamMs = performance.now() - this.upstreamStart;
+    this.status = status;
+    this.upstreamKeepAlive = upstreamKeepAlive;
+    const r = scanResponseHeaders(headers);
+    this.keepAliveMs = r.keepAliveMs;
+    this.noBody = this.headRequest || status === 204 || status === 304;
+    if (!this.noBody && !r.hasContentLength) {
+      // Chunked (or delimited by the upstream's close): re-framed as chunked for an HTTP/1.1
+      // client; an HTTP/1.0 client gets the body up to the close of its connection.
+      if (this.http10) this.closeAfter = true;
+      else this.chunkedOut = true;
+    }
+    const keepAlive = !this.closeAfter && !this.ctx.closing();
+    if (!keepAlive) this.closeAfter = true;
+    let head = statusLine(status, reason);
+    const fwd = r.forward;
+    for (let i = 0; i + 1 < fwd.length; i += 2) head += `${fwd[i]}: ${fwd[i + 1]}\r\n`;
+    if (!r.hasDate) head += `Date: ${httpDate()}\r\n`;
+    head += connectionLines(keepAlive, this.ctx.keepAliveSeconds);
+    head += this.chunkedOut ? 'Transfer-Encoding: chunked\r\n\r\n' : '\r\n';
+    this.responded = true;
+    this.out.push(head);
+    this.outBytes += head.length;
+  }
+
+  onResponseBody(chunk: Buffer): void {
+    if (this.noBody || this.done) return;
+    this.bytesOut += chunk.length;
+    if (this.chunkedOut) {
+      const size = chunkHead(chunk.length);
+      this.out.push(size, chunk, CRLF);
+      this.outBytes += size.length + chunk.length + 2;
+    } else {
+      this.out.push(chunk);
+      this.outBytes += chunk.length;
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.done) return;
+    this.responseEnded = true;
+    if (this.chunkedOut) {
+      this.out.push(LAST_CHUNK);
+      this.outBytes += LAST_CHUNK.length;
+    }
+    this.onUpstreamFlush();
+    const up = this.upstream;
+    this.upstream = null;
+    // Reused only if the request went out whole and both ends keep the connection.
+    up?.release(this.upstreamKeepAlive && this.requestWritten, this.keepAliveMs);
+    if (!this.requestEnded) {
+      // The upstream answered before the whole body arrived: the rest is read and dropped.
+      this.sink = DISCARD;
+      this.pending = [];
+      this.conn.resumeReading(this.conn.HOLD | this.conn.UPSTREAM);
+    }
+    this.finish();
+  }
+
+  onUpstreamFlush(): void {
+    const { out } = this;
+    if (out.length === 0) return;
+    let ok: boolean;
+    if (out.length === 1) {
+      ok = this.conn.write(out[0] as string | Buffer);
+    } else if (this.outBytes <= COALESCE_LIMIT) {
+      const data = Buffer.allocUnsafe(this.outBytes);
+      let at = 0;
+      for (const part of out)
+        at += typeof part === 'string' ? data.write(part, at, 'latin1') : part.copy(data, at);
+      ok = this.conn.write(data);
+    } else {
+      ok = this.conn.writeAll(out);
+    }
+    this.out = [];
+    this.outBytes = 0;
+    if (!ok && !this.responseEnded) {
+      // The client reads slower than the upstream sends: pause the upstream until it drains.
+      this.clientBlocked = true;
+      this.upstream?.pause();
+    }
+  }
+
+  /** The client's socket drained. */
+  onClientDrain(): void {
+    if (!this.clientBlocked) return;
+    this.clientBlocked = false;
+    this.upstream?.resume();
+  }
+
+  onUpstreamDrain(): void {
+    this.conn.resumeReading(this.conn.UPSTREAM);
+  }
+
+  onUpstreamError(code: string, timeout: boolean, retryable: boolean): void {
+    this.upstream = null;
+    this.waitingForUpstream = false;
+    if (this.done) return;
+    if (retryable && !this.responded && this.retryData !== null && !this.retried) {
+      // A reused connection closed by the upstream while idle: the request never reached it.
+      this.retried = true;
+      this.waitingForUpstream = true;
+      this.ctx.pool.acquire(this);
+      return;
+    }
+    if (this.responded) {
+      // Mid-body failure: cutting the connection is the only way to tell the client it is short.
+      this.error = code;
+      this.cut();
+      return;
+    }
+    this.reject(timeout ? upstreamTimeout(this.ctx.timeoutMs) : upstreamUnreachable(), !this.requestEnded);
+    this.error = code;
+  }
+
+  /** Whether response bytes were produced (a problem can no longer be sent instead). */
+  get hasResponded(): boolean {
+    return this.responded;
+  }
+
+  /** The request turned out malformed after its head: the connection answers `status` and closes. */
+  clientError(status: number, code: string): void {
+    if (this.done) return;
+    if (!this.responded) this.status = status;
+    this.clientFault = true;
+    this.closeAfter = true;
+    this.error = code;
+    this.stopForwarding();
+    this.finish();
+  }
+
+  /** The client connection closed: give up the upstream side and log what happened. */
+  abort(): void {
+    if (this.done || !this.started) return;
+    this.stopForwarding();
+    if (!this.responseEnded) {
+      if (!this.responded && !this.clientFault) this.status = CLIENT_CLOSED;
       this.error ??= 'client closed';
     }
-    const totalMs = now - this.startedAt;
-    const { req } = this;
+    this.finish();
+  }
+
+  /** Ends the client connection abruptly (a response that cannot be completed). */
+  private cut(): void {
+    this.conn.destroy();
+    this.abort();
+  }
+
+  /** Drops the upstream side: a waiting request is withdrawn, a connection in use destroyed. */
+  private stopForwarding(): void {
+    this.sink = DISCARD;
+    this.dispatchOnEnd = false;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.conn.resumeReading(this.conn.HOLD | this.conn.UPSTREAM);
+    if (this.waitingForUpstream) {
+      this.waitingForUpstream = false;
+      this.ctx.pool.cancel(this);
+    }
+    const up = this.upstream;
+    this.upstream = null;
+    up?.destroy();
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    const totalMs = performance.now() - this.startedAt;
     this.ctx.metrics.record({
       proxyId: this.proxyId,
-      method: req.method as string,
+      method: this.method,
       status: this.status,
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
@@ -191,8 +469,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.ctx.accessLog.write({
       traceId: this.traceId,
       proxyId: this.proxyId,
-      method: req.method as string,
-      path: redactQuery(req.url as string),
+      method: this.method,
+      path: redactQuery(this.url),
       status: this.status,
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
@@ -200,26 +478,6 @@ export class Exchange implements Dispatcher.DispatchHandler {
       totalMs: ms(totalMs),
       ...(this.error !== undefined ? { error: this.error } : {}),
     });
-    this.ctx.onDone();
-  };
-}
-
-/** Counts a chunked request body and fails it once it passes the limit. */
-class ByteLimit extends Transform {
-  constructor(
-    private readonly limit: number,
-    private readonly exchange: Exchange,
-  ) {
-    super();
+    this.conn.exchangeDone(this);
   }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    if (this.exchange.countIn(chunk.length, this.limit)) done(null, chunk);
-    else done(new Error('request body too large'));
-  }
-}
-
-function errorName(err: Error): string {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' ? code : err.name;
 }

@@ -18,7 +18,7 @@ const PLAIN_CONNECTION = /^\s*(keep-alive|close)\s*$/i;
 
 /** What the proxy reads from a request's headers while copying the forwardable ones. */
 export interface RequestHeaderScan {
-  /** Flat [name, value, name, value, …] as undici takes them; Host is left for undici to set. */
+  /** Flat [name, value, name, value, …] to send upstream; Host is set to the upstream's. */
   forward: string[];
   /** The Authorization value; null when absent, undefined when sent more than once (ambiguous). */
   authorization: string | null | undefined;
@@ -28,6 +28,12 @@ export interface RequestHeaderScan {
   contentLength: number;
   /** Whether the request declares a body (Content-Length > 0 or Transfer-Encoding). */
   hasBody: boolean;
+  /** Whether it is chunked (Transfer-Encoding; the parser accepts no other coding on requests). */
+  chunked: boolean;
+  /** Whether a Host header was sent (HTTP/1.1 requires one). */
+  hasHost: boolean;
+  /** The Expect value (answered by the proxy, never forwarded); null when absent. */
+  expect: string | null;
 }
 
 /** Splits a request's raw headers into the forwarded set and the values the checks need. */
@@ -37,6 +43,8 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
   let proxyId: string | null | undefined = null;
   let contentLength = -1;
   let chunked = false;
+  let hasHost = false;
+  let expect: string | null = null;
   let connection: string | null = null;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
@@ -50,9 +58,12 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
       case 'x-proxyvid':
         proxyId = proxyId === null ? value : undefined;
         continue;
-      // undici sets Host from the upstream origin; Expect was already answered by node's server.
+      // Host becomes the upstream's; Expect is answered by the proxy itself.
       case 'host':
+        hasHost = true;
+        continue;
       case 'expect':
+        expect = expect === null ? value : `${expect},${value}`;
         continue;
       case 'content-length':
         contentLength = Number(value);
@@ -75,10 +86,70 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
     proxyId,
     contentLength,
     hasBody: chunked || contentLength > 0,
+    chunked,
+    hasHost,
+    expect,
   };
 }
 
-/** Turns undici's raw response headers into a flat list for `writeHead`, minus hop-by-hop ones. */
+/** What the proxy needs from an upstream response's headers besides the forwardable ones. */
+export interface ResponseHeaderScan {
+  /** Flat [name, value, …] to send to the client, minus hop-by-hop headers. */
+  forward: string[];
+  /** Whether the response declares its length (otherwise it is chunked or ends with the connection). */
+  hasContentLength: boolean;
+  /** Whether it carries a Date header (else the proxy adds one, as node:http does). */
+  hasDate: boolean;
+  /** The upstream's idle timeout from `Keep-Alive: timeout=N`, in ms; -1 when not given. */
+  keepAliveMs: number;
+}
+
+const KEEP_ALIVE_TIMEOUT = /(?:^|[\s,;])timeout\s*=\s*(\d+)/i;
+
+/** Splits an upstream response's raw headers (strings, as the parser gives them) for the client. */
+export function scanResponseHeaders(raw: readonly string[]): ResponseHeaderScan {
+  const out: string[] = [];
+  let connection: string | null = null;
+  let hasContentLength = false;
+  let hasDate = false;
+  let keepAliveMs = -1;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    const value = raw[i + 1] as string;
+    const lower = name.toLowerCase();
+    switch (lower) {
+      case 'content-length':
+        hasContentLength = true;
+        break;
+      case 'date':
+        hasDate = true;
+        break;
+      case 'connection':
+        connection = connection === null ? value : `${connection},${value}`;
+        continue;
+      case 'keep-alive': {
+        const m = KEEP_ALIVE_TIMEOUT.exec(value);
+        if (m !== null) keepAliveMs = Number(m[1]) * 1000;
+        continue;
+      }
+      default:
+        if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-')) continue;
+    }
+    out.push(name, value);
+  }
+  const forward = connection === null ? out : dropNamed(out, connection);
+  // A Connection header may name Content-Length too: then the length is not forwarded either.
+  if (forward !== out)
+    hasContentLength = forward.some((h, i) => i % 2 === 0 && h.toLowerCase() === 'content-length');
+  return {
+    forward,
+    hasContentLength,
+    hasDate,
+    keepAliveMs,
+  };
+}
+
+/** Turns raw response headers (buffers or strings) into a flat list, minus hop-by-hop ones. */
 export function responseHeaders(raw: readonly (Buffer | string)[]): string[] {
   const out: string[] = [];
   let connection: string | null = null;

@@ -1,6 +1,6 @@
 // The proxy's own error answers (spec §7, DESIGN §6), rendered from the shared error catalogue.
-import type { ServerResponse } from 'node:http';
 import { problem, toProblemBody, type ProblemError } from '../errors.js';
+import { connectionLines, httpDate, statusLine } from './wire.js';
 
 /** spec §7: Authorization missing or malformed. */
 export const missingAuthorization = (): ProblemError =>
@@ -36,18 +36,24 @@ export const upstreamTimeout = (timeoutMs: number): ProblemError =>
 export const unsupportedTarget = (): ProblemError =>
   problem('invalid', 'The request target must be a path beginning with "/".');
 
-/** Sends `err` as application/problem+json (returns its byte length); `close` ends the connection. */
-export function sendProblem(res: ServerResponse, err: ProblemError, traceId: string, close: boolean): number {
+/**
+ * Renders `err` as a complete application/problem+json response (head and body in one buffer);
+ * `keepAlive` false adds Connection: close. Returns the bytes and the body's length.
+ */
+export function renderProblem(
+  err: ProblemError,
+  traceId: string,
+  keepAlive: boolean,
+  keepAliveSeconds: number,
+): { data: Buffer; bodyLength: number } {
   const body = JSON.stringify(toProblemBody(err, 'proxy', traceId));
-  const length = Buffer.byteLength(body);
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/problem+json',
-    'content-length': length,
-    'cache-control': 'no-store',
-    ...err.headers,
-  };
-  if (close) headers.connection = 'close';
-  res.writeHead(err.status, headers);
-  res.end(body);
-  return length;
+  const bodyLength = Buffer.byteLength(body);
+  let head =
+    statusLine(err.status, null) +
+    `content-type: application/problem+json\r\ncontent-length: ${bodyLength}\r\ncache-control: no-store\r\n`;
+  for (const [name, value] of Object.entries(err.headers)) head += `${name}: ${value}\r\n`;
+  head += `Date: ${httpDate()}\r\n${connectionLines(keepAlive, keepAliveSeconds)}\r\n`;
+  const data = Buffer.allocUnsafe(head.length + bodyLength);
+  data.write(body, data.write(head, 0, 'latin1'), 'utf8');
+  return { data, bodyLength };
 }

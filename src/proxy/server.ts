@@ -1,16 +1,17 @@
-// The proxy role: a raw node:http server (no framework on the hot path) that checks the two
-// headers, applies the per-ID rate and size limits, and streams the exchange to UPSTREAM_URL.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// The proxy role: a plain TCP server speaking HTTP/1.1 through node's own llhttp parser (no
+// node:http objects, no framework, no HTTP client library on the hot path) that checks the two
+// headers, applies the per-ID rate and size limits, and streams the exchange to UPSTREAM_URL over a
+// keep-alive pool of raw connections.
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { Pool } from 'undici';
 import type { Config } from '../config.js';
 import { AccessLog, createProxyLogger } from './access-log.js';
 import { isWellFormedAuthorization } from './auth-check.js';
+import { ClientConnection, type ConnectionHost } from './connection.js';
 import { Exchange, type ForwardContext } from './forward.js';
-import { scanRequestHeaders, type RequestHeaderScan } from './headers.js';
+import type { RequestHeaderScan } from './headers.js';
 import { createRegistry, ProxyMetrics } from './metrics.js';
 import {
   bodyTooLarge,
@@ -22,6 +23,7 @@ import {
 import { ProxyIdCache } from './proxy-id-cache.js';
 import type { ProxyIdStore } from './proxy-ids.js';
 import { RateLimiter } from './rate-limit.js';
+import { UpstreamPool } from './upstream.js';
 
 /** What the proxy needs from the composition root. */
 export interface ProxyDeps {
@@ -53,7 +55,16 @@ const isOriginForm = (url: string | undefined): url is string =>
 /** Requests whose unread body is at most this large are drained to keep the connection alive. */
 const DRAIN_LIMIT = 64 * 1024;
 
-/** Builds the proxy's request handler and its server (not yet listening). */
+/** Keep-alive clients should not hit a closed socket: outlive typical client idle timeouts. */
+const KEEP_ALIVE_MS = 65_000;
+/** Longest time to receive a request's head (node:http's headersTimeout). */
+const HEADERS_TIMEOUT_MS = 60_000;
+/** Longest time to receive a whole request, body included (node:http's requestTimeout). */
+const REQUEST_TIMEOUT_MS = 300_000;
+/** How long a connection we ended may linger for the client to close it. */
+const LINGER_MS = 5_000;
+
+/** Builds the proxy's server (not yet listening). */
 export async function createProxy(config: Config, deps: ProxyDeps) {
   if (config.upstreamUrl === null) throw new Error('UPSTREAM_URL is required for the proxy role');
   const upstream = new URL(config.upstreamUrl);
@@ -65,37 +76,64 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     onError: (err) => logger.error({ err }, 'reloading proxy IDs failed; keeping the previous set'),
   });
   const limiter = new RateLimiter(p.rateLimit * (deps.rateShare ?? 1), p.rateBurst);
-  const pool = new Pool(upstream.origin, {
+  // Pipelining to the upstream stays off: one slow answer must not hold up the ones behind it.
+  const pool = new UpstreamPool({
+    url: upstream,
     connections: p.upstreamConnections,
-    // Pipelining stays off: one slow upstream answer must not hold up the ones queued behind it.
-    pipelining: 1,
-    connectTimeout: p.connectTimeoutMs,
-    headersTimeout: p.timeoutMs,
-    bodyTimeout: p.timeoutMs,
+    connectTimeoutMs: p.connectTimeoutMs,
+    timeoutMs: p.timeoutMs,
   });
-  let inFlight = 0;
+  const connections = new Set<ClientConnection>();
   let closing = false;
-  const server: Server = createServer({ noDelay: true }, handle);
   const ctx: ForwardContext = {
-    dispatcher: pool,
+    pool,
     basePath: upstream.pathname.replace(/\/+$/, ''),
+    upstreamHost: upstream.host,
     timeoutMs: p.timeoutMs,
     bodyLimitBytes: p.bodyLimitBytes,
+    keepAliveSeconds: KEEP_ALIVE_MS / 1000,
     metrics: new ProxyMetrics(registry),
     accessLog: new AccessLog(logger),
-    onDone: () => {
-      inFlight--;
-      if (closing && inFlight === 0) server.closeIdleConnections();
-    },
+    closing: () => closing,
   };
   // Trace IDs: a random per-process part and a counter; unique without per-request randomness.
   const boot = randomBytes(6).toString('hex');
   let seq = 0;
 
-  function handle(req: IncomingMessage, res: ServerResponse): void {
-    inFlight++;
-    const ex = new Exchange(ctx, req, res, `${boot}-${(seq++).toString(36)}`, performance.now());
-    const scan = scanRequestHeaders(req.rawHeaders);
+  const host: ConnectionHost = {
+    get closing() {
+      return closing;
+    },
+    createExchange: (conn, method, url, scan, http10, keepAlive) =>
+      new Exchange(ctx, conn, method, url, scan, `${boot}-${(seq++).toString(36)}`, http10, keepAlive),
+    startExchange: handle,
+    forget: (conn) => {
+      connections.delete(conn);
+    },
+  };
+
+  const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
+    connections.add(new ClientConnection(host, socket));
+  });
+
+  // One timer for every client connection's idle, head, request and linger timeouts.
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const c of connections) {
+      if (c.endedAt !== 0) {
+        if (now - c.endedAt > LINGER_MS) c.destroy();
+      } else if (c.headStartedAt !== 0) {
+        if (now - c.headStartedAt > HEADERS_TIMEOUT_MS) c.destroy();
+      } else if (c.bodyStartedAt !== 0) {
+        if (now - c.bodyStartedAt > REQUEST_TIMEOUT_MS) c.destroy();
+      } else if (c.idle && now - c.lastActive > KEEP_ALIVE_MS) c.destroy();
+    }
+  }, 1000);
+  sweeper.unref();
+
+  function handle(ex: Exchange): void {
+    ex.begin();
+    const { scan } = ex;
     const unread = scan.hasBody && (scan.contentLength < 0 || scan.contentLength > DRAIN_LIMIT);
     if (!isWellFormedAuthorization(scan.authorization ?? undefined)) {
       return ex.reject(missingAuthorization(), unread);
@@ -103,46 +141,59 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     const id = scan.proxyId;
     if (id === null || id === undefined) return ex.reject(invalidProxyId(), unread);
     const prefix = cache.lookup(id);
-    if (prefix !== undefined) return admit(ex, req, scan, prefix, unread);
+    if (prefix !== undefined) return admit(ex, scan, prefix, unread);
     // Not in memory: maybe created since the last reload; the cache bounds how often we ask.
     cache.lookupOrRefresh(id).then(
-      (found) =>
-        found === undefined ? ex.reject(invalidProxyId(), unread) : admit(ex, req, scan, found, unread),
-      () => ex.reject(invalidProxyId(), unread),
+      (found) => {
+        if (ex.done) return;
+        if (found === undefined) ex.reject(invalidProxyId(), unread);
+        else admit(ex, scan, found, unread);
+      },
+      () => {
+        if (!ex.done) ex.reject(invalidProxyId(), unread);
+      },
     );
   }
 
-  function admit(
-    ex: Exchange,
-    req: IncomingMessage,
-    scan: RequestHeaderScan,
-    prefix: string,
-    unread: boolean,
-  ) {
+  function admit(ex: Exchange, scan: RequestHeaderScan, prefix: string, unread: boolean) {
     ex.proxyId = prefix;
     const wait = limiter.take(prefix);
     if (wait > 0) return ex.reject(rateLimited(wait), unread);
     if (scan.contentLength > p.bodyLimitBytes) return ex.reject(bodyTooLarge(p.bodyLimitBytes), true);
-    if (!isOriginForm(req.url)) return ex.reject(unsupportedTarget(), unread);
-    ex.forward(scan.forward, scan.hasBody, scan.contentLength);
+    if (!isOriginForm(ex.url)) return ex.reject(unsupportedTarget(), unread);
+    ex.forward();
+  }
+
+  /** Closes idle client connections; busy ones close after their current exchange. */
+  function closeIdleConnections(): void {
+    // An ended connection still flushing its last response is left to finish.
+    for (const c of connections) if (c.idle && (c.endedAt === 0 || c.socket.writableFinished)) c.destroy();
   }
 
   async function close(graceMs = config.shutdownGraceMs): Promise<void> {
     closing = true;
     cache.stop();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
+    closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), graceMs);
     });
-    if ((await Promise.race([closed, grace])) === 'timeout') {
-      server.closeAllConnections();
+    const drained = (async () => {
+      // Connections finishing their exchange end themselves; those that became idle meanwhile close here.
+      while (connections.size > 0) {
+        closeIdleConnections();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    if ((await Promise.race([drained.then(() => closed), grace])) === 'timeout') {
+      for (const c of connections) c.destroy();
       await pool.destroy();
     } else {
       await pool.close();
     }
     clearTimeout(timer);
+    clearInterval(sweeper);
     await closed;
     await ctx.accessLog.flush();
   }
@@ -155,8 +206,6 @@ export async function startProxy(config: Config, deps: ProxyDeps): Promise<Runni
   const proxy = await createProxy(config, deps);
   await proxy.cache.start();
   const { server } = proxy;
-  // Keep-alive clients should not hit a closed socket: outlive typical client idle timeouts.
-  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.proxyPort, config.host, () => {

@@ -1,0 +1,297 @@
+// One client connection to the proxy: node's llhttp request parser over a plain socket, and the
+// exchanges it carries, one at a time. Pipelined requests wait their turn (reading pauses while they
+// do); a malformed request gets 400 (431 for oversized headers) and the connection is closed, as
+// node:http does.
+import type { Socket } from 'node:net';
+import type { Exchange } from './forward.js';
+import { scanRequestHeaders, type RequestHeaderScan } from './headers.js';
+import {
+  createParser,
+  isParseError,
+  METHODS,
+  ON_BODY,
+  ON_HEADERS,
+  ON_HEADERS_COMPLETE,
+  ON_MESSAGE_COMPLETE,
+  releaseParser,
+  REQUEST,
+  type HttpParser,
+  type ParseError,
+} from './llhttp.js';
+
+/** What a client connection needs from the proxy. */
+export interface ConnectionHost {
+  /** Creates the exchange for a request whose head was read (not yet started). */
+  createExchange(
+    conn: ClientConnection,
+    method: string,
+    url: string,
+    scan: RequestHeaderScan,
+    http10: boolean,
+    keepAlive: boolean,
+  ): Exchange;
+  /** Runs the checks and forwards (or answers) an exchange whose turn has come. */
+  startExchange(ex: Exchange): void;
+  /** The proxy is shutting down: connections end after their current exchange. */
+  readonly closing: boolean;
+  forget(conn: ClientConnection): void;
+}
+
+const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
+
+/** One accepted client connection. */
+export class ClientConnection {
+  // Reasons to stop reading from the client (bits of `pausedBy`).
+  readonly PIPELINE = 1;
+  readonly HOLD = 2;
+  readonly UPSTREAM = 4;
+
+  private readonly parser: HttpParser;
+  /** The exchange whose response is being produced. */
+  private current: Exchange | null = null;
+  /** Pipelined requests waiting for `current` to finish. */
+  private readonly queue: Exchange[] = [];
+  /** The exchange whose request body the parser is reading. */
+  private parsing: Exchange | null = null;
+  private headerParts: string[] | null = null;
+  private urlPart = '';
+  private pausedBy = 0;
+  /** No more requests are read (closing, or the input can no longer be parsed). */
+  private stopped = false;
+  /** When the connection was ended by us (lingering for the client to close), else 0. */
+  endedAt = 0;
+  /** Last time bytes arrived or a response was finished. */
+  lastActive = Date.now();
+  /** When the first bytes of a request head not yet complete arrived, else 0. */
+  headStartedAt = 0;
+  /** When the head of a request whose body is still being read arrived, else 0. */
+  bodyStartedAt = 0;
+
+  constructor(
+    private readonly host: ConnectionHost,
+    readonly socket: Socket,
+  ) {
+    const parser = createParser(REQUEST);
+    parser[ON_HEADERS] = this.onHeaders;
+    parser[ON_HEADERS_COMPLETE] = this.onHeadersComplete;
+    parser[ON_BODY] = this.onBody;
+    parser[ON_MESSAGE_COMPLETE] = this.onMessageComplete;
+    this.parser = parser;
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('error', noop);
+    socket.on('close', this.onClose);
+    socket.on('drain', this.onDrain);
+  }
+
+  /** Nothing in flight and no request begun: safe to close. */
+  get idle(): boolean {
+    return this.current === null && this.parsing === null && this.headStartedAt === 0;
+  }
+
+  write(data: string | Buffer): boolean {
+    if (this.socket.destroyed) return true;
+    return typeof data === 'string' ? this.socket.write(data, 'latin1') : this.socket.write(data);
+  }
+
+  /** Writes several parts in one system call. */
+  writeAll(parts: (string | Buffer)[]): boolean {
+    if (this.socket.destroyed) return true;
+    this.socket.cork();
+    let ok = true;
+    for (const p of parts) ok = typeof p === 'string' ? this.socket.write(p, 'latin1') : this.socket.write(p);
+    this.socket.uncork();
+    return ok;
+  }
+
+  pauseReading(reason: number): void {
+    if (this.pausedBy === 0) this.socket.pause();
+    this.pausedBy |= reason;
+  }
+
+  resumeReading(reasons: number): void {
+    if (this.pausedBy === 0) return;
+    this.pausedBy &= ~reasons;
+    if (this.pausedBy === 0) this.socket.resume();
+  }
+
+  destroy(): void {
+    this.stopped = true;
+    this.socket.destroy();
+  }
+
+  /** Ends the connection once what was written is sent; the client's further bytes are ignored. */
+  end(): void {
+    this.stopped = true;
+    if (this.endedAt !== 0 || this.socket.destroyed) return;
+    this.endedAt = Date.now();
+    // Keep reading (and discarding) so unread input does not turn our close into a reset that
+    // could destroy the response before the client reads it; the host destroys lingerers.
+    this.pausedBy = 0;
+    this.socket.resume();
+    this.socket.end();
+  }
+
+  /** An exchange's response is complete (or it was given up). */
+  exchangeDone(ex: Exchange): void {
+    if (ex !== this.current) return;
+    this.current = null;
+    this.lastActive = Date.now();
+    if (ex.closeAfter || this.host.closing || this.stopped) {
+      this.end();
+      return;
+    }
+    const next = this.queue.shift();
+    if (next === undefined) return;
+    if (this.queue.length === 0) this.resumeReading(this.PIPELINE);
+    this.begin(next);
+  }
+
+  /**
+   * Answers a request the proxy cannot take at all, as node:http does (a bare status, then the
+   * connection closes). With another exchange in flight, its response goes first and the
+   * connection closes after it.
+   */
+  private refuse(status: number, reason: string): void {
+    this.stopped = true;
+    if (this.current !== null) return;
+    this.writeBare(status, reason);
+    this.end();
+  }
+
+  private writeBare(status: number, reason: string): void {
+    if (this.endedAt !== 0 || this.socket.destroyed) return;
+    this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\n\r\n`, 'latin1');
+  }
+
+  private begin(ex: Exchange): void {
+    this.current = ex;
+    if (ex.scan.expect !== null) this.write(CONTINUE);
+    this.host.startExchange(ex);
+  }
+
+  private readonly onData = (data: Buffer): void => {
+    this.lastActive = Date.now();
+    if (this.stopped) return;
+    if (this.parsing === null && this.headStartedAt === 0) this.headStartedAt = this.lastActive;
+    const r = this.parser.execute(data);
+    if (isParseError(r)) this.parseError(r);
+  };
+
+  private parseError(err: ParseError): void {
+    const [status, reason] =
+      err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+    const cur = this.current;
+    this.stopped = true;
+    if (cur === null) {
+      this.writeBare(status, reason);
+      this.end();
+    } else if (this.parsing === cur) {
+      // The body of the request in flight is malformed: it is not forwarded any further.
+      if (cur.hasResponded) this.destroy();
+      else this.writeBare(status, reason);
+      cur.clientError(status, err.code);
+    } else {
+      // A pipelined request behind the one in flight is malformed: nothing after it can be read.
+      this.destroy();
+    }
+  }
+
+  private readonly onHeaders = (headers: string[], url: string): void => {
+    this.headerParts = this.headerParts === null ? headers : this.headerParts.concat(headers);
+    this.urlPart += url;
+  };
+
+  private readonly onHeadersComplete = (
+    major: number,
+    minor: number,
+    headers: string[] | undefined,
+    methodIndex: number,
+    url: string | undefined,
+    _status: number,
+    _reason: string,
+    upgrade: boolean,
+    keepAlive: boolean,
+  ): number => {
+    this.headStartedAt = 0;
+    let raw = headers ?? [];
+    let target = url ?? '';
+    if (this.headerParts !== null) {
+      raw = this.headerParts.concat(raw);
+      target = this.urlPart + target;
+      this.headerParts = null;
+      this.urlPart = '';
+    }
+    if (this.stopped) return 0;
+    const method = METHODS[methodIndex] ?? '';
+    if (method === 'CONNECT') {
+      // Not proxied; node:http without a 'connect' listener closes the connection too.
+      this.destroy();
+      return 0;
+    }
+    const scan = scanRequestHeaders(raw);
+    const http10 = major === 1 && minor === 0;
+    if (!scan.hasHost && !http10) {
+      this.refuse(400, 'Bad Request');
+      return 0;
+    }
+    if (scan.expect !== null && scan.expect.trim().toLowerCase() !== '100-continue') {
+      this.refuse(417, 'Expectation Failed');
+      return 0;
+    }
+    const ex = this.host.createExchange(this, method, target, scan, http10, keepAlive);
+    this.parsing = ex;
+    this.bodyStartedAt = this.lastActive;
+    // After a request announcing an upgrade the parser reads no further (we never switch
+    // protocols): that request is served, then the connection closes.
+    if (upgrade) this.stopped = true;
+    if (this.current === null) this.begin(ex);
+    else {
+      // A pipelined request: it waits, and reading pauses until the ones before it are answered.
+      this.queue.push(ex);
+      this.pauseReading(this.PIPELINE);
+    }
+    return 0;
+  };
+
+  private readonly onBody = (chunk: Buffer): void => {
+    this.parsing?.onRequestBody(chunk);
+  };
+
+  private readonly onMessageComplete = (): void => {
+    const ex = this.parsing;
+    this.parsing = null;
+    this.bodyStartedAt = 0;
+    ex?.onRequestEnd();
+  };
+
+  private readonly onDrain = (): void => {
+    this.current?.onClientDrain();
+  };
+
+  private readonly onEnd = (): void => {
+    // The client closed its side. Like node:http (without allowHalfOpen), whatever is still in
+    // flight is abandoned and the connection closed.
+    if (this.endedAt === 0 && !this.idle) {
+      this.destroy();
+      return;
+    }
+    this.stopped = true;
+    if (this.socket.writableFinished) this.socket.destroy();
+    else this.socket.end(() => this.socket.destroy());
+  };
+
+  private readonly onClose = (): void => {
+    this.stopped = true;
+    const current = this.current;
+    this.current = null;
+    this.parsing = null;
+    current?.abort();
+    // Queued pipelined requests never started: there is nothing to log for them.
+    this.queue.length = 0;
+    releaseParser(this.parser);
+    this.host.forget(this);
+  };
+}
+
+function noop(): void {}

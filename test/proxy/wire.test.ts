@@ -1,0 +1,418 @@
+// The proxy at the byte level: pipelining, malformed and smuggling-shaped requests, clients that go
+// away mid-body, responses arriving in tiny pieces, and upstream connections that must not be reused.
+import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import {
+  createParser,
+  HTTPParser,
+  ON_BODY,
+  ON_HEADERS_COMPLETE,
+  ON_MESSAGE_COMPLETE,
+  RESPONSE,
+} from '../../src/proxy/llhttp.js';
+import { AUTH, eventually, startStack, type Stack } from './stack.js';
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** A raw client connection that collects the responses it receives, parsed with llhttp. */
+class RawClient {
+  readonly socket: Socket;
+  readonly responses: RawResponse[] = [];
+  closed = false;
+  private body: Buffer[] = [];
+  private current: RawResponse | null = null;
+
+  private constructor(socket: Socket, headRequests: boolean[]) {
+    this.socket = socket;
+    const parser = createParser(RESPONSE);
+    parser[ON_HEADERS_COMPLETE] = (
+      _a: number,
+      _b: number,
+      raw: string[],
+      _m: number,
+      _u: string,
+      status: number,
+    ): number => {
+      const headers: Record<string, string> = {};
+      for (let i = 0; i < raw.length; i += 2)
+        headers[(raw[i] as string).toLowerCase()] = raw[i + 1] as string;
+      this.current = { status, headers, body: Buffer.alloc(0) };
+      return headRequests.shift() === true ? 1 : 0;
+    };
+    parser[ON_BODY] = (chunk: Buffer) => void this.body.push(chunk);
+    parser[ON_MESSAGE_COMPLETE] = () => {
+      if (this.current === null) return;
+      this.current.body = Buffer.concat(this.body);
+      this.body = [];
+      this.responses.push(this.current);
+      this.current = null;
+    };
+    socket.on('data', (data: Buffer) => {
+      const r = parser.execute(data);
+      if (r instanceof Error) socket.destroy(r);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      parser.finish();
+      this.closed = true;
+    });
+  }
+
+  static async open(url: string, headRequests: boolean[] = []): Promise<RawClient> {
+    const { hostname, port } = new URL(url);
+    const socket = connect({ host: hostname, port: Number(port) });
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    return new RawClient(socket, headRequests);
+  }
+
+  send(data: string | Buffer): void {
+    this.socket.write(data);
+  }
+
+  async waitFor(n: number, timeoutMs = 3000): Promise<RawResponse[]> {
+    await eventually(() => this.responses.length >= n || this.closed, timeoutMs);
+    return this.responses;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** An upstream speaking raw bytes: `answer` gets each request's head and the socket. */
+async function rawUpstream(
+  answer: (head: string, socket: Socket) => void,
+): Promise<{ url: string; server: Server; connections: () => number }> {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    let pending = '';
+    socket.on('data', (data: Buffer) => {
+      pending += data.toString('latin1');
+      let end: number;
+      while ((end = pending.indexOf('\r\n\r\n')) >= 0) {
+        const head = pending.slice(0, end);
+        pending = pending.slice(end + 4);
+        answer(head, socket);
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server,
+    connections: () => connections,
+  };
+}
+
+void describe('proxy on the wire', () => {
+  let s: Stack;
+  before(async () => {
+    s = await startStack({ PROXY_BODY_LIMIT_BYTES: '100000' });
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  const head = (method: string, path: string, extra = '') =>
+    `${method} ${path} HTTP/1.1\r\nHost: proxy\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n${extra}\r\n`;
+
+  void it('answers pipelined requests in order on one connection', async () => {
+    const c = await RawClient.open(s.proxy.url, [false, true, false, false]);
+    const body = '{"n":3}';
+    c.send(
+      head('GET', '/v4/echoes?n=1') +
+        head('HEAD', '/v4/people/1001') +
+        head('POST', '/v4/echoes', `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`) +
+        body +
+        head('GET', '/v4/people/404404'),
+    );
+    const r = await c.waitFor(4);
+    c.close();
+    assert.deepEqual(
+      r.map((x) => x.status),
+      [200, 200, 200, 404],
+    );
+    assert.deepEqual((JSON.parse(r[0]!.body.toString()) as { query: unknown }).query, { n: '1' });
+    assert.equal(r[1]!.body.length, 0);
+    assert.equal(r[2]!.body.toString(), body);
+  });
+
+  void it('answers a malformed request with 400 and closes the connection', async () => {
+    for (const bad of [
+      'GET /v4/echoes HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
+      'NOT A REQUEST\r\n\r\n',
+      // Request smuggling shapes: both framings, or two different lengths.
+      'POST /v4/echoes HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      'POST /v4/echoes HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde',
+      'GET /v4/echoes HTTP/1.1\r\n\r\n', // no Host
+      'GET /v4/echoes HTTP/1.1\r\nHost: x\r\nX-A: one\r\n two\r\n\r\n', // obsolete line folding
+      'GET /v4/echoes HTTP/1.1\r\nHost: x\nX-B: bare LF\r\n\r\n',
+      'GET /v4/echoes HTTP/1.1\r\nHost: x\r\nX-C: a\u0000b\r\n\r\n',
+    ]) {
+      const c = await RawClient.open(s.proxy.url);
+      c.send(bad);
+      await eventually(() => c.closed, 3000);
+      assert.equal(c.responses.length, 1, bad);
+      assert.equal(c.responses[0]!.status, 400, bad);
+      assert.equal(c.responses[0]!.headers.connection, 'close');
+    }
+    const huge = await RawClient.open(s.proxy.url);
+    huge.send(`GET /v4/echoes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`);
+    await eventually(() => huge.closed, 3000);
+    assert.equal(huge.responses[0]?.status, 431);
+  });
+
+  void it('a client that disconnects mid-body is logged as 499 and the proxy carries on', async () => {
+    const before = s.logLines.length;
+    const c = await RawClient.open(s.proxy.url);
+    c.send(head('POST', '/v4/upload', 'Content-Length: 90000\r\n') + 'x'.repeat(30000));
+    await new Promise((r) => setTimeout(r, 100));
+    c.close();
+    await eventually(() => s.logLines.slice(before).some((l) => l.msg === 'proxy request'));
+    const line = s.logLines.slice(before).find((l) => l.msg === 'proxy request') as Record<string, unknown>;
+    assert.equal(line.status, 499);
+    assert.equal(line.error, 'client closed');
+    const again = await RawClient.open(s.proxy.url);
+    again.send(head('GET', '/v4/echoes'));
+    assert.equal((await again.waitFor(1))[0]!.status, 200);
+    again.close();
+  });
+
+  void it('a chunked request body over the limit gets 413 and the connection closes', async () => {
+    const c = await RawClient.open(s.proxy.url);
+    c.send(head('POST', '/v4/upload', 'Transfer-Encoding: chunked\r\n'));
+    const piece = Buffer.alloc(30000, 97);
+    for (let i = 0; i < 4; i++) c.send(Buffer.concat([Buffer.from('7530\r\n'), piece, Buffer.from('\r\n')]));
+    await eventually(() => c.closed, 3000);
+    assert.equal(c.responses[0]!.status, 413);
+  });
+
+  void it('the body limit holds for a chunked body that arrives while an earlier request is in flight', async () => {
+    const c = await RawClient.open(s.proxy.url);
+    const piece = Buffer.alloc(0x8000, 98);
+    const chunk = Buffer.concat([Buffer.from('8000\r\n'), piece, Buffer.from('\r\n')]);
+    c.send(
+      Buffer.concat([
+        Buffer.from(
+          head('GET', '/v4/slow?ms=200') + head('POST', '/v4/upload', 'Transfer-Encoding: chunked\r\n'),
+        ),
+        chunk,
+        chunk,
+        chunk,
+        chunk,
+        Buffer.from('0\r\n\r\n'),
+      ]),
+    );
+    const r = await c.waitFor(2);
+    assert.deepEqual(
+      r.map((x) => x.status),
+      [200, 413],
+    );
+    c.close();
+  });
+
+  void it("frees each connection's native parser after the connection closes", async () => {
+    // The binding's parsers are not garbage-collected: a connection that did not close its own
+    // would leak the parser and everything its callbacks reach.
+    const proto = HTTPParser.prototype as { close: () => void };
+    const original = proto.close;
+    let closed = 0;
+    proto.close = function (this: unknown) {
+      closed++;
+      original.call(this);
+    };
+    try {
+      for (let i = 0; i < 10; i++) {
+        const c = await RawClient.open(s.proxy.url);
+        c.send(head('GET', '/v4/echoes'));
+        await c.waitFor(1);
+        c.close();
+      }
+      await eventually(() => closed >= 10);
+    } finally {
+      proto.close = original;
+    }
+  });
+
+  void it('keeps one client connection for many requests', async () => {
+    const c = await RawClient.open(s.proxy.url);
+    for (let i = 0; i < 50; i++) {
+      c.send(head('GET', `/v4/echoes?i=${i}`));
+      await c.waitFor(i + 1);
+    }
+    assert.equal(c.responses.length, 50);
+    assert.ok(c.responses.every((r) => r.status === 200));
+    assert.equal(c.closed, false);
+    c.close();
+  });
+});
+
+void describe('proxy on the wire: upstream framing', () => {
+  void it('a chunked response split into one-byte packets arrives whole, re-chunked', async () => {
+    const body = 'hello, world! '.repeat(20);
+    const wire = `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nX-Up: 1\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    const up = await rawUpstream((_head, socket) => {
+      socket.setNoDelay(true);
+      let i = 0;
+      const next = () => {
+        if (i >= wire.length) return;
+        socket.write(wire[i++] as string, 'latin1');
+        setImmediate(next);
+      };
+      next();
+    });
+    const s = await startStack({}, up.url);
+    try {
+      const c = await RawClient.open(s.proxy.url);
+      c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+      const [r] = await c.waitFor(1, 10000);
+      assert.equal(r!.status, 200);
+      assert.equal(r!.headers['transfer-encoding'], 'chunked');
+      assert.equal(r!.headers['x-up'], '1');
+      assert.equal(r!.body.toString(), body);
+      c.close();
+    } finally {
+      await s.close();
+      up.server.close();
+    }
+  });
+
+  void it("does not reuse an upstream connection after the upstream's Connection: close", async () => {
+    const up = await rawUpstream((_head, socket) => {
+      socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+    });
+    const s = await startStack({}, up.url);
+    try {
+      const c = await RawClient.open(s.proxy.url);
+      for (let i = 0; i < 3; i++) {
+        c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        await c.waitFor(i + 1);
+      }
+      assert.deepEqual(
+        c.responses.map((r) => [r.status, r.body.toString()]),
+        [
+          [200, 'ok'],
+          [200, 'ok'],
+          [200, 'ok'],
+        ],
+      );
+      assert.equal(up.connections(), 3);
+      c.close();
+    } finally {
+      await s.close();
+      up.server.close();
+    }
+  });
+
+  void it('a response delimited by the close of the upstream connection is re-chunked', async () => {
+    const up = await rawUpstream((_head, socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart one, ');
+      setTimeout(() => socket.end('part two'), 20);
+    });
+    const s = await startStack({}, up.url);
+    try {
+      const c = await RawClient.open(s.proxy.url);
+      c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+      const [r] = await c.waitFor(1);
+      assert.equal(r!.headers['transfer-encoding'], 'chunked');
+      assert.equal(r!.body.toString(), 'part one, part two');
+      c.close();
+    } finally {
+      await s.close();
+      up.server.close();
+    }
+  });
+
+  void it('a response cut short by the upstream cuts the client connection', async () => {
+    const up = await rawUpstream((_head, socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly some');
+      setTimeout(() => socket.destroy(), 20);
+    });
+    const s = await startStack({}, up.url);
+    try {
+      const c = await RawClient.open(s.proxy.url);
+      c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+      await eventually(() => c.closed, 3000);
+      assert.equal(c.responses.length, 0, 'no complete response');
+      await eventually(() => s.logLines.some((l) => l.msg === 'proxy request'));
+      const line = s.logLines.find((l) => l.msg === 'proxy request') as Record<string, unknown>;
+      assert.equal(line.status, 200);
+      assert.equal(typeof line.error, 'string');
+    } finally {
+      await s.close();
+      up.server.close();
+    }
+  });
+
+  void it('ignores 1xx answers and passes 204 and 304 without a body', async () => {
+    const up = await rawUpstream((head, socket) => {
+      if (head.startsWith('GET /hints')) {
+        socket.write('HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n');
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody');
+      } else if (head.startsWith('GET /none')) socket.write('HTTP/1.1 204 No Content\r\n\r\n');
+      else socket.write('HTTP/1.1 304 Not Modified\r\nETag: "x"\r\n\r\n');
+    });
+    const s = await startStack({}, up.url);
+    try {
+      const c = await RawClient.open(s.proxy.url);
+      const h = `Host: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`;
+      c.send(`GET /hints HTTP/1.1\r\n${h}GET /none HTTP/1.1\r\n${h}GET /same HTTP/1.1\r\n${h}`);
+      const r = await c.waitFor(3);
+      assert.deepEqual(
+        r.map((x) => [x.status, x.body.length]),
+        [
+          [200, 4],
+          [204, 0],
+          [304, 0],
+        ],
+      );
+      assert.equal(r[2]!.headers.etag, '"x"');
+      assert.equal(r[1]!.headers['transfer-encoding'], undefined);
+      c.close();
+    } finally {
+      await s.close();
+      up.server.close();
+    }
+  });
+
+  void it('a client that does not read pauses the upstream (backpressure)', async () => {
+    const total = 256 * 1024 * 1024;
+    let written = 0;
+    const up = await rawUpstream((_head, socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${total}\r\n\r\n`);
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      const pump = () => {
+        while (written < total && !socket.destroyed) {
+          written += chunk.length;
+          if (!socket.write(chunk)) {
+            socket.once('drain', pump);
+            return;
+          }
+        }
+      };
+      pump();
+    });
+    const s = await startStack({}, up.url);
+    try {
+      const c = await RawClient.open(s.proxy.url);
+      c.socket.pause();
+      c.send(`GET /big HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+      await new Promise((r) => setTimeout(r, 700));
+      assert.ok(
+        written < 64 * 1024 * 1024,
+        `the upstream wrote ${written} bytes to a client that reads nothing`,
+      );
+      c.close();
+    } finally {
+      await s.close();
+      up.server.close();
+    }
+  });
+});
