@@ -1,6 +1,6 @@
 // nginx as the reverse proxy users would put in front of the upstream instead of ours: a foreground
 // child with a generated configuration in a scratch folder, tuned the way a careful operator would.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, waitForPort } from './net.js';
@@ -65,21 +65,18 @@ export async function startNginx(dir: string, upstreamUrl: string, workers: numb
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
   writeFileSync(conf, nginxConfig(dir, port, new URL(upstreamUrl), workers));
-  let version = '';
+  // `nginx -v` prints to stderr; read it before starting, so the label never races the output.
+  const about = spawnSync(bin, ['-v'], { encoding: 'utf8' });
+  const version = /nginx\/(\S+)/.exec(`${about.stderr}${about.stdout}`)?.[1] ?? '?';
   const child = spawn(bin, ['-p', dir, '-c', conf, '-g', 'daemon off;'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'ignore', 'ignore'],
   });
-  child.stderr.on('data', (c: Buffer) => (version += c.toString()));
-  const v = spawn(bin, ['-v'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  v.stderr.on('data', (c: Buffer) => (version += c.toString()));
   await waitForPort(port);
   const pid = child.pid as number;
   return {
     child,
     url: `http://127.0.0.1:${port}`,
-    get version() {
-      return /nginx\/(\S+)/.exec(version)?.[1] ?? '?';
-    },
+    version,
     workers: () => childrenOf(pid),
   };
 }

@@ -12,6 +12,7 @@ import { csvHeader, recordCsv, recordJson } from './render.js';
 
 export type ExportFormat = 'csv' | 'ndjson';
 const PAGE = 5000;
+const ROWS_PER_PIECE = 500;
 
 /** Exports being written by this process, so concurrent calls share one. */
 const inFlight = new Map<string, Promise<void>>();
@@ -58,11 +59,14 @@ async function* exportLines(
   for (;;) {
     // Record tables never change once committed, so page after page reads one consistent set.
     const rows = await readPage(db, caps, { table, schema, filters: [], after, limit: PAGE });
-    let chunk = '';
-    for (const r of rows) {
-      chunk += format === 'csv' ? recordCsv(r.values) : `${recordJson(schema.properties, r.values)}\n`;
+    // Pieces well under V8's 128 KB large-object threshold: those strings die young and cheaply.
+    for (let from = 0; from < rows.length; from += ROWS_PER_PIECE) {
+      let piece = '';
+      for (const r of rows.slice(from, from + ROWS_PER_PIECE)) {
+        piece += format === 'csv' ? recordCsv(r.values) : `${recordJson(schema.properties, r.values)}\n`;
+      }
+      yield piece;
     }
-    if (chunk !== '') yield chunk;
     const last = rows.at(-1);
     if (rows.length < PAGE || last === undefined) return;
     after = last.position;

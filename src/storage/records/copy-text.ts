@@ -1,13 +1,21 @@
 // Rows in PostgreSQL's COPY text format.
 import type { CellValue } from './record-store.js';
 
-/** `rows` as COPY text lines, each led by its row number (the hidden row-order column). */
-export function formatCopyRows(rows: readonly CellValue[][], firstRowNumber: number): string {
+/**
+ * `rows[from..to)` as COPY text lines, each led by its row number (the hidden row-order column),
+ * numbered from `firstRowNumber`.
+ */
+export function formatCopyRows(
+  rows: readonly CellValue[][],
+  firstRowNumber: number,
+  from = 0,
+  to = rows.length,
+): string {
   let text = '';
   let n = firstRowNumber;
-  for (const row of rows) {
+  for (let r = from; r < to; r++) {
     text += String(n++);
-    for (const v of row) text += `\t${copyText(v)}`;
+    for (const v of rows[r] as CellValue[]) text += `\t${copyText(v)}`;
     text += '\n';
   }
   return text;
