@@ -9,10 +9,6 @@ import {
   createParser,
   isParseError,
   METHODS,
-  ON_BODY,
-  ON_HEADERS,
-  ON_HEADERS_COMPLETE,
-  ON_MESSAGE_COMPLETE,
   releaseParser,
   REQUEST,
   type HttpParser,
@@ -71,12 +67,12 @@ export class ClientConnection {
     private readonly host: ConnectionHost,
     readonly socket: Socket,
   ) {
-    const parser = createParser(REQUEST);
-    parser[ON_HEADERS] = this.onHeaders;
-    parser[ON_HEADERS_COMPLETE] = this.onHeadersComplete;
-    parser[ON_BODY] = this.onBody;
-    parser[ON_MESSAGE_COMPLETE] = this.onMessageComplete;
-    this.parser = parser;
+    this.parser = createParser(REQUEST, {
+      onHeaders: this.onHeaders,
+      onHeadersComplete: this.onHeadersComplete,
+      onBody: this.onBody,
+      onMessageComplete: this.onMessageComplete,
+    });
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', noop);

@@ -57,18 +57,34 @@ export { HTTPParser };
 export const METHODS: readonly string[] = common.methods;
 export const REQUEST = HTTPParser.REQUEST;
 export const RESPONSE = HTTPParser.RESPONSE;
-export const ON_HEADERS = HTTPParser.kOnHeaders;
-export const ON_HEADERS_COMPLETE = HTTPParser.kOnHeadersComplete;
-export const ON_BODY = HTTPParser.kOnBody;
-export const ON_MESSAGE_COMPLETE = HTTPParser.kOnMessageComplete;
+const ON_HEADERS = HTTPParser.kOnHeaders;
+const ON_HEADERS_COMPLETE = HTTPParser.kOnHeadersComplete;
+const ON_BODY = HTTPParser.kOnBody;
+const ON_MESSAGE_COMPLETE = HTTPParser.kOnMessageComplete;
 /** Strict parsing, as node:http without --insecure-http-parser. */
 export const STRICT = HTTPParser.kLenientNone ?? 0;
 
-/** A fresh parser of `type` (REQUEST or RESPONSE) with node's default header size limit. */
-export function createParser(type: number): HttpParser {
+/** The callbacks a parser reports to, by the binding's slot (see node's _http_common). */
+export interface ParserCallbacks {
+  /** Headers of a head too long for one onHeadersComplete call (node's parser splits them). */
+  onHeaders?: (...args: never[]) => void;
+  onHeadersComplete: (...args: never[]) => unknown;
+  onBody: (...args: never[]) => void;
+  onMessageComplete: () => void;
+}
+
+/**
+ * A fresh parser of `type` (REQUEST or RESPONSE) with node's default header size limit,
+ * reporting to `callbacks`.
+ */
+export function createParser(type: number, callbacks: ParserCallbacks): HttpParser {
   const parser = new HTTPParser();
   // 0: node's --max-http-header-size (16 KiB by default), as node:http uses.
   parser.initialize(type, {}, 0, STRICT);
+  if (callbacks.onHeaders !== undefined) parser[ON_HEADERS] = callbacks.onHeaders;
+  parser[ON_HEADERS_COMPLETE] = callbacks.onHeadersComplete;
+  parser[ON_BODY] = callbacks.onBody;
+  parser[ON_MESSAGE_COMPLETE] = callbacks.onMessageComplete;
   return parser;
 }
 

@@ -4,17 +4,7 @@
 // alive; on any doubt (parse error, close, timeout, an exchange given up half way) it is destroyed.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import {
-  createParser,
-  isParseError,
-  ON_BODY,
-  ON_HEADERS,
-  ON_HEADERS_COMPLETE,
-  ON_MESSAGE_COMPLETE,
-  releaseParser,
-  RESPONSE,
-  type HttpParser,
-} from './llhttp.js';
+import { createParser, isParseError, releaseParser, RESPONSE, type HttpParser } from './llhttp.js';
 
 /** What an exchange implements to be served by an upstream connection. */
 export interface UpstreamUser {
@@ -106,12 +96,12 @@ export class UpstreamConnection {
     this.socket.on('error', this.onSocketError);
     this.socket.on('close', this.onClose);
     this.socket.on('drain', this.onDrain);
-    const parser = createParser(RESPONSE);
-    parser[ON_HEADERS] = this.onHeaders;
-    parser[ON_HEADERS_COMPLETE] = this.onHeadersComplete;
-    parser[ON_BODY] = this.onBody;
-    parser[ON_MESSAGE_COMPLETE] = this.onMessageComplete;
-    this.parser = parser;
+    this.parser = createParser(RESPONSE, {
+      onHeaders: this.onHeaders,
+      onHeadersComplete: this.onHeadersComplete,
+      onBody: this.onBody,
+      onMessageComplete: this.onMessageComplete,
+    });
   }
 
   /** Hands the connection to `user` (the pool calls this). */

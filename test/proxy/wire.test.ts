@@ -3,14 +3,7 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import {
-  createParser,
-  HTTPParser,
-  ON_BODY,
-  ON_HEADERS_COMPLETE,
-  ON_MESSAGE_COMPLETE,
-  RESPONSE,
-} from '../../src/proxy/llhttp.js';
+import { createParser, HTTPParser, RESPONSE } from '../../src/proxy/llhttp.js';
 import { AUTH, eventually, startStack, type Stack } from './stack.js';
 
 interface RawResponse {
@@ -29,29 +22,30 @@ class RawClient {
 
   private constructor(socket: Socket, headRequests: boolean[]) {
     this.socket = socket;
-    const parser = createParser(RESPONSE);
-    parser[ON_HEADERS_COMPLETE] = (
-      _a: number,
-      _b: number,
-      raw: string[],
-      _m: number,
-      _u: string,
-      status: number,
-    ): number => {
-      const headers: Record<string, string> = {};
-      for (let i = 0; i < raw.length; i += 2)
-        headers[(raw[i] as string).toLowerCase()] = raw[i + 1] as string;
-      this.current = { status, headers, body: Buffer.alloc(0) };
-      return headRequests.shift() === true ? 1 : 0;
-    };
-    parser[ON_BODY] = (chunk: Buffer) => void this.body.push(chunk);
-    parser[ON_MESSAGE_COMPLETE] = () => {
-      if (this.current === null) return;
-      this.current.body = Buffer.concat(this.body);
-      this.body = [];
-      this.responses.push(this.current);
-      this.current = null;
-    };
+    const parser = createParser(RESPONSE, {
+      onHeadersComplete: (
+        _a: number,
+        _b: number,
+        raw: string[],
+        _m: number,
+        _u: string,
+        status: number,
+      ): number => {
+        const headers: Record<string, string> = {};
+        for (let i = 0; i < raw.length; i += 2)
+          headers[(raw[i] as string).toLowerCase()] = raw[i + 1] as string;
+        this.current = { status, headers, body: Buffer.alloc(0) };
+        return headRequests.shift() === true ? 1 : 0;
+      },
+      onBody: (chunk: Buffer) => void this.body.push(chunk),
+      onMessageComplete: () => {
+        if (this.current === null) return;
+        this.current.body = Buffer.concat(this.body);
+        this.body = [];
+        this.responses.push(this.current);
+        this.current = null;
+      },
+    });
     socket.on('data', (data: Buffer) => {
       const r = parser.execute(data);
       if (r instanceof Error) socket.destroy(r);
@@ -85,6 +79,21 @@ class RawClient {
 }
 
 /** An upstream speaking raw bytes: `answer` gets each request's head and the socket. */
+/** Runs `fn` against a proxy in front of a raw upstream answering with `answer`; stops both after. */
+async function withRawUpstream(
+  answer: (head: string, socket: Socket) => void,
+  fn: (s: Stack, up: { connections: () => number }) => Promise<void>,
+): Promise<void> {
+  const up = await rawUpstream(answer);
+  const s = await startStack({}, up.url);
+  try {
+    await fn(s, up);
+  } finally {
+    await s.close();
+    up.server.close();
+  }
+}
+
 async function rawUpstream(
   answer: (head: string, socket: Socket) => void,
 ): Promise<{ url: string; server: Server; connections: () => number }> {
@@ -258,161 +267,149 @@ void describe('proxy on the wire: upstream framing', () => {
   void it('a chunked response split into one-byte packets arrives whole, re-chunked', async () => {
     const body = 'hello, world! '.repeat(20);
     const wire = `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nX-Up: 1\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
-    const up = await rawUpstream((_head, socket) => {
-      socket.setNoDelay(true);
-      let i = 0;
-      const next = () => {
-        if (i >= wire.length) return;
-        socket.write(wire[i++] as string, 'latin1');
-        setImmediate(next);
-      };
-      next();
-    });
-    const s = await startStack({}, up.url);
-    try {
-      const c = await RawClient.open(s.proxy.url);
-      c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
-      const [r] = await c.waitFor(1, 10000);
-      assert.equal(r!.status, 200);
-      assert.equal(r!.headers['transfer-encoding'], 'chunked');
-      assert.equal(r!.headers['x-up'], '1');
-      assert.equal(r!.body.toString(), body);
-      c.close();
-    } finally {
-      await s.close();
-      up.server.close();
-    }
+    await withRawUpstream(
+      (_head, socket) => {
+        socket.setNoDelay(true);
+        let i = 0;
+        const next = () => {
+          if (i >= wire.length) return;
+          socket.write(wire[i++] as string, 'latin1');
+          setImmediate(next);
+        };
+        next();
+      },
+      async (s) => {
+        const c = await RawClient.open(s.proxy.url);
+        c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        const [r] = await c.waitFor(1, 10000);
+        assert.equal(r!.status, 200);
+        assert.equal(r!.headers['transfer-encoding'], 'chunked');
+        assert.equal(r!.headers['x-up'], '1');
+        assert.equal(r!.body.toString(), body);
+        c.close();
+      },
+    );
   });
 
   void it("does not reuse an upstream connection after the upstream's Connection: close", async () => {
-    const up = await rawUpstream((_head, socket) => {
-      socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
-    });
-    const s = await startStack({}, up.url);
-    try {
-      const c = await RawClient.open(s.proxy.url);
-      for (let i = 0; i < 3; i++) {
-        c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
-        await c.waitFor(i + 1);
-      }
-      assert.deepEqual(
-        c.responses.map((r) => [r.status, r.body.toString()]),
-        [
-          [200, 'ok'],
-          [200, 'ok'],
-          [200, 'ok'],
-        ],
-      );
-      assert.equal(up.connections(), 3);
-      c.close();
-    } finally {
-      await s.close();
-      up.server.close();
-    }
+    await withRawUpstream(
+      (_head, socket) => {
+        socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+      },
+      async (s, up) => {
+        const c = await RawClient.open(s.proxy.url);
+        for (let i = 0; i < 3; i++) {
+          c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+          await c.waitFor(i + 1);
+        }
+        assert.deepEqual(
+          c.responses.map((r) => [r.status, r.body.toString()]),
+          [
+            [200, 'ok'],
+            [200, 'ok'],
+            [200, 'ok'],
+          ],
+        );
+        assert.equal(up.connections(), 3);
+        c.close();
+      },
+    );
   });
 
   void it('a response delimited by the close of the upstream connection is re-chunked', async () => {
-    const up = await rawUpstream((_head, socket) => {
-      socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart one, ');
-      setTimeout(() => socket.end('part two'), 20);
-    });
-    const s = await startStack({}, up.url);
-    try {
-      const c = await RawClient.open(s.proxy.url);
-      c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
-      const [r] = await c.waitFor(1);
-      assert.equal(r!.headers['transfer-encoding'], 'chunked');
-      assert.equal(r!.body.toString(), 'part one, part two');
-      c.close();
-    } finally {
-      await s.close();
-      up.server.close();
-    }
+    await withRawUpstream(
+      (_head, socket) => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart one, ');
+        setTimeout(() => socket.end('part two'), 20);
+      },
+      async (s) => {
+        const c = await RawClient.open(s.proxy.url);
+        c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        const [r] = await c.waitFor(1);
+        assert.equal(r!.headers['transfer-encoding'], 'chunked');
+        assert.equal(r!.body.toString(), 'part one, part two');
+        c.close();
+      },
+    );
   });
 
   void it('a response cut short by the upstream cuts the client connection', async () => {
-    const up = await rawUpstream((_head, socket) => {
-      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly some');
-      setTimeout(() => socket.destroy(), 20);
-    });
-    const s = await startStack({}, up.url);
-    try {
-      const c = await RawClient.open(s.proxy.url);
-      c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
-      await eventually(() => c.closed, 3000);
-      assert.equal(c.responses.length, 0, 'no complete response');
-      await eventually(() => s.logLines.some((l) => l.msg === 'proxy request'));
-      const line = s.logLines.find((l) => l.msg === 'proxy request') as Record<string, unknown>;
-      assert.equal(line.status, 200);
-      assert.equal(typeof line.error, 'string');
-    } finally {
-      await s.close();
-      up.server.close();
-    }
+    await withRawUpstream(
+      (_head, socket) => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly some');
+        setTimeout(() => socket.destroy(), 20);
+      },
+      async (s) => {
+        const c = await RawClient.open(s.proxy.url);
+        c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        await eventually(() => c.closed, 3000);
+        assert.equal(c.responses.length, 0, 'no complete response');
+        await eventually(() => s.logLines.some((l) => l.msg === 'proxy request'));
+        const line = s.logLines.find((l) => l.msg === 'proxy request') as Record<string, unknown>;
+        assert.equal(line.status, 200);
+        assert.equal(typeof line.error, 'string');
+      },
+    );
   });
 
   void it('ignores 1xx answers and passes 204 and 304 without a body', async () => {
-    const up = await rawUpstream((head, socket) => {
-      if (head.startsWith('GET /hints')) {
-        socket.write('HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n');
-        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody');
-      } else if (head.startsWith('GET /none')) socket.write('HTTP/1.1 204 No Content\r\n\r\n');
-      else socket.write('HTTP/1.1 304 Not Modified\r\nETag: "x"\r\n\r\n');
-    });
-    const s = await startStack({}, up.url);
-    try {
-      const c = await RawClient.open(s.proxy.url);
-      const h = `Host: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`;
-      c.send(`GET /hints HTTP/1.1\r\n${h}GET /none HTTP/1.1\r\n${h}GET /same HTTP/1.1\r\n${h}`);
-      const r = await c.waitFor(3);
-      assert.deepEqual(
-        r.map((x) => [x.status, x.body.length]),
-        [
-          [200, 4],
-          [204, 0],
-          [304, 0],
-        ],
-      );
-      assert.equal(r[2]!.headers.etag, '"x"');
-      assert.equal(r[1]!.headers['transfer-encoding'], undefined);
-      c.close();
-    } finally {
-      await s.close();
-      up.server.close();
-    }
+    await withRawUpstream(
+      (head, socket) => {
+        if (head.startsWith('GET /hints')) {
+          socket.write('HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n');
+          socket.write('HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody');
+        } else if (head.startsWith('GET /none')) socket.write('HTTP/1.1 204 No Content\r\n\r\n');
+        else socket.write('HTTP/1.1 304 Not Modified\r\nETag: "x"\r\n\r\n');
+      },
+      async (s) => {
+        const c = await RawClient.open(s.proxy.url);
+        const h = `Host: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`;
+        c.send(`GET /hints HTTP/1.1\r\n${h}GET /none HTTP/1.1\r\n${h}GET /same HTTP/1.1\r\n${h}`);
+        const r = await c.waitFor(3);
+        assert.deepEqual(
+          r.map((x) => [x.status, x.body.length]),
+          [
+            [200, 4],
+            [204, 0],
+            [304, 0],
+          ],
+        );
+        assert.equal(r[2]!.headers.etag, '"x"');
+        assert.equal(r[1]!.headers['transfer-encoding'], undefined);
+        c.close();
+      },
+    );
   });
 
   void it('a client that does not read pauses the upstream (backpressure)', async () => {
     const total = 256 * 1024 * 1024;
     let written = 0;
-    const up = await rawUpstream((_head, socket) => {
-      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${total}\r\n\r\n`);
-      const chunk = Buffer.alloc(64 * 1024, 1);
-      const pump = () => {
-        while (written < total && !socket.destroyed) {
-          written += chunk.length;
-          if (!socket.write(chunk)) {
-            socket.once('drain', pump);
-            return;
+    await withRawUpstream(
+      (_head, socket) => {
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${total}\r\n\r\n`);
+        const chunk = Buffer.alloc(64 * 1024, 1);
+        const pump = () => {
+          while (written < total && !socket.destroyed) {
+            written += chunk.length;
+            if (!socket.write(chunk)) {
+              socket.once('drain', pump);
+              return;
+            }
           }
-        }
-      };
-      pump();
-    });
-    const s = await startStack({}, up.url);
-    try {
-      const c = await RawClient.open(s.proxy.url);
-      c.socket.pause();
-      c.send(`GET /big HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
-      await new Promise((r) => setTimeout(r, 700));
-      assert.ok(
-        written < 64 * 1024 * 1024,
-        `the upstream wrote ${written} bytes to a client that reads nothing`,
-      );
-      c.close();
-    } finally {
-      await s.close();
-      up.server.close();
-    }
+        };
+        pump();
+      },
+      async (s) => {
+        const c = await RawClient.open(s.proxy.url);
+        c.socket.pause();
+        c.send(`GET /big HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        await new Promise((r) => setTimeout(r, 700));
+        assert.ok(
+          written < 64 * 1024 * 1024,
+          `the upstream wrote ${written} bytes to a client that reads nothing`,
+        );
+        c.close();
+      },
+    );
   });
 });
