@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { DatasetRow, Tables } from '../../storage/db/tables.js';
 import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
-import { readPage } from '../../storage/records/read.js';
+import { readPage, type ReadRow } from '../../storage/records/read.js';
 import type { RecordStoreCapabilities } from '../../storage/records/record-store.js';
 import { datasetSchemaOf } from '../datasets/datasets.js';
 import type { DatasetSchema } from '../datasets/schema.js';
@@ -62,8 +62,9 @@ async function* exportLines(
     // Pieces well under V8's 128 KB large-object threshold: those strings die young and cheaply.
     for (let from = 0; from < rows.length; from += ROWS_PER_PIECE) {
       let piece = '';
-      for (const r of rows.slice(from, from + ROWS_PER_PIECE)) {
-        piece += format === 'csv' ? recordCsv(r.values) : `${recordJson(schema.properties, r.values)}\n`;
+      for (let i = from; i < Math.min(rows.length, from + ROWS_PER_PIECE); i++) {
+        const values = (rows[i] as ReadRow).values;
+        piece += format === 'csv' ? recordCsv(values) : `${recordJson(schema.properties, values)}\n`;
       }
       yield piece;
     }
