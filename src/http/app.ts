@@ -4,9 +4,10 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
+import { acceptEmptyJsonBodies } from './body.js';
 import type { ApiDeps, TypedApp } from './deps.js';
 import { installProblemHandlers } from './problems.js';
-import { clientTokenRoutes, meRoutes } from './routes/auth.js';
+import { authRoutes } from './routes/auth.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { datasetTagRoutes } from './routes/dataset-tags.js';
 import { healthRoutes } from './routes/health.js';
@@ -19,7 +20,7 @@ import { withoutQueryValues } from '../lib/redact.js';
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
-    redact: ['req.headers.authorization', 'req.headers["x-proxyvid"]'],
+    redact: ['req.headers.authorization', 'req.headers["x-proxyvid"]', 'req.headers["x-migvid"]'],
     serializers: {
       req: (req: { method: string; url: string; ip?: string }) => ({
         method: req.method,
@@ -78,6 +79,7 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     void reply.header('x-request-id', request.id);
   });
   installProblemHandlers(app);
+  acceptEmptyJsonBodies(app);
   decorateAuth(app);
   requestMetrics(app, deps.metrics);
 
@@ -89,12 +91,11 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
     async (api) => {
       const v1 = api as unknown as TypedApp;
       v1.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-      meRoutes(v1, deps);
+      authRoutes(v1, deps);
       await v1.register(async (scope) => {
         const s = scope as unknown as TypedApp;
         requireAppJwt(s, deps);
         installationRoutes(s, deps);
-        clientTokenRoutes(s, deps);
       });
       await v1.register(async (scope) => {
         const s = scope as unknown as TypedApp;

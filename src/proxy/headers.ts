@@ -16,14 +16,22 @@ const HOP_BY_HOP = new Set([
 
 const PLAIN_CONNECTION = /^\s*(keep-alive|close)\s*$/i;
 
+/** The names a caller may send its proxy ID under; the interface's own first. */
+export type ProxyIdHeader = 'X-PROXYVID' | 'X-MIGVID';
+
 /** What the proxy reads from a request's headers while copying the forwardable ones. */
 export interface RequestHeaderScan {
   /** Flat [name, value, name, value, …] to send upstream; Host is set to the upstream's. */
   forward: string[];
   /** The Authorization value; null when absent, undefined when sent more than once (ambiguous). */
   authorization: string | null | undefined;
-  /** The X-PROXYVID value; null when absent, undefined when sent more than once. */
+  /**
+   * The proxy ID, from X-PROXYVID or X-MIGVID (its name for existing DXAPI callers); null when
+   * absent, undefined when ambiguous (a header sent twice, or the two naming different IDs).
+   */
   proxyId: string | null | undefined;
+  /** The header the caller used for its proxy ID, so an error can name it. */
+  proxyIdHeader: ProxyIdHeader;
   /** Declared body length, -1 when absent. */
   contentLength: number;
   /** Whether the request declares a body (Content-Length > 0 or Transfer-Encoding). */
@@ -40,7 +48,8 @@ export interface RequestHeaderScan {
 export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
   const forward: string[] = [];
   let authorization: string | null | undefined = null;
-  let proxyId: string | null | undefined = null;
+  let proxyVid: string | null | undefined = null;
+  let migVid: string | null | undefined = null;
   let contentLength = -1;
   let chunked = false;
   let hasHost = false;
@@ -56,7 +65,10 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
         forward.push(name, value);
         continue;
       case 'x-proxyvid':
-        proxyId = proxyId === null ? value : undefined;
+        proxyVid = proxyVid === null ? value : undefined;
+        continue;
+      case 'x-migvid':
+        migVid = migVid === null ? value : undefined;
         continue;
       // Host becomes the upstream's; Expect is answered by the proxy itself.
       case 'host':
@@ -83,7 +95,8 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
   return {
     forward: connection === null ? forward : dropNamed(forward, connection),
     authorization,
-    proxyId,
+    proxyId: migVid === null ? proxyVid : proxyVid === null || proxyVid === migVid ? migVid : undefined,
+    proxyIdHeader: migVid !== null && proxyVid === null ? 'X-MIGVID' : 'X-PROXYVID',
     contentLength,
     hasBody: chunked || contentLength > 0,
     chunked,

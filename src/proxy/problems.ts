@@ -1,5 +1,6 @@
 // The proxy's own error answers (spec §7, DESIGN §6), rendered from the shared error catalogue.
 import { problem, toProblemBody, type ProblemError } from '../errors.js';
+import type { ProxyIdHeader } from './headers.js';
 import { connectionLines, httpDate, statusLine } from './wire.js';
 
 /** spec §7: Authorization missing or malformed. */
@@ -8,10 +9,10 @@ export const missingAuthorization = (): ProblemError =>
     title: 'Missing Authorization Header',
   });
 
-/** spec §7: X-PROXYVID missing, unknown or revoked. */
-export const invalidProxyId = (): ProblemError =>
-  problem('invalid', 'Requests must carry a valid X-PROXYVID header.', {
-    title: 'Invalid X-PROXYVID Header',
+/** spec §7: X-PROXYVID (or X-MIGVID, as the caller named it) missing, unknown or revoked. */
+export const invalidProxyId = (header: ProxyIdHeader): ProblemError =>
+  problem('invalid', `Requests must carry a valid ${header} header.`, {
+    title: `Invalid ${header} Header`,
   });
 
 /** The request body is larger than PROXY_BODY_LIMIT_BYTES. */

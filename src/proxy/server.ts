@@ -139,18 +139,18 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
       return ex.reject(missingAuthorization(), unread);
     }
     const id = scan.proxyId;
-    if (id === null || id === undefined) return ex.reject(invalidProxyId(), unread);
+    if (id === null || id === undefined) return ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
     const prefix = cache.lookup(id);
     if (prefix !== undefined) return admit(ex, scan, prefix, unread);
     // Not in memory: maybe created since the last reload; the cache bounds how often we ask.
     cache.lookupOrRefresh(id).then(
       (found) => {
         if (ex.done) return;
-        if (found === undefined) ex.reject(invalidProxyId(), unread);
+        if (found === undefined) ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
         else admit(ex, scan, found, unread);
       },
       () => {
-        if (!ex.done) ex.reject(invalidProxyId(), unread);
+        if (!ex.done) ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
       },
     );
   }

@@ -45,12 +45,14 @@ for (const target of await databaseTargets()) {
         'createdBy',
         'dateCreated',
         'installationId',
+        'movementAppId',
         'name',
         'platformAppId',
         'workspaceId',
       ]);
       assert.equal(inst.installationId, partner.installationId);
       assert.equal(inst.platformAppId, partner.app.id);
+      assert.equal(inst.movementAppId, partner.app.id);
       assert.equal(inst.workspaceId, partner.workspaceId);
       assert.match(inst.dateCreated, TIMESTAMP);
       assert.deepEqual(Object.keys(inst.createdBy).sort(), ['displayName', 'email', 'userId']);

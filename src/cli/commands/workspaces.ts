@@ -1,6 +1,12 @@
 // `dx workspaces create|list|rotate-key` and `dx installations create|list|remove`.
-import type { Command } from 'commander';
-import { createWorkspace, listWorkspaces, rotateWorkspaceKey } from '../../domain/identity/workspaces.js';
+import { Option, type Command } from 'commander';
+import {
+  createWorkspace,
+  listWorkspaces,
+  rotateWorkspaceKey,
+  WORKSPACE_TYPES,
+  type WorkspaceType,
+} from '../../domain/identity/workspaces.js';
 import {
   connectInstallation,
   getInstallation,
@@ -17,25 +23,41 @@ export function registerWorkspaceCommands(program: Command): void {
     .requiredOption('--name <name>', 'display name')
     .option('--owner-name <name>', "owner user's display name")
     .option('--owner-email <email>', "owner user's email", '')
+    .addOption(
+      new Option('--type <type>', 'what kind of body the workspace is')
+        .choices(WORKSPACE_TYPES)
+        .default('Organization'),
+    )
     .option('--json', 'print JSON')
-    .action(async (opts: { name: string; ownerName?: string; ownerEmail: string } & OutputOptions) => {
-      const { workspace, workspaceKey } = await withDatabase(({ db }) =>
-        db.transaction().execute((trx) =>
-          createWorkspace(trx, {
-            displayName: opts.name,
-            ownerName: opts.ownerName ?? opts.name,
-            ownerEmail: opts.ownerEmail,
-          }),
-        ),
-      );
-      output(opts, { workspaceId: workspace.id, displayName: workspace.display_name, workspaceKey }, () => [
-        `Workspace created: ${workspace.display_name}`,
-        `  workspaceId    ${workspace.id}`,
-        `  workspaceKey   ${workspaceKey}`,
-        '',
-        'The Workspace Key is shown only now. Hand the ID and key to the app developer to connect.',
-      ]);
-    });
+    .action(
+      async (
+        opts: { name: string; ownerName?: string; ownerEmail: string; type: WorkspaceType } & OutputOptions,
+      ) => {
+        const { workspace, workspaceKey } = await withDatabase(({ db }) =>
+          db.transaction().execute((trx) =>
+            createWorkspace(trx, {
+              displayName: opts.name,
+              ownerName: opts.ownerName ?? opts.name,
+              ownerEmail: opts.ownerEmail,
+              type: opts.type,
+            }),
+          ),
+        );
+        const shown = {
+          workspaceId: workspace.id,
+          displayName: workspace.display_name,
+          type: workspace.type,
+          workspaceKey,
+        };
+        output(opts, shown, () => [
+          `Workspace created: ${workspace.display_name} (${workspace.type})`,
+          `  workspaceId    ${workspace.id}`,
+          `  workspaceKey   ${workspaceKey}`,
+          '',
+          'The Workspace Key is shown only now. Hand the ID and key to the app developer to connect.',
+        ]);
+      },
+    );
   ws.command('list')
     .description('list workspaces')
     .option('--json', 'print JSON')
@@ -44,12 +66,13 @@ export function registerWorkspaceCommands(program: Command): void {
       const data = rows.map((w) => ({
         workspaceId: w.id,
         displayName: w.display_name,
+        type: w.type,
         dateCreated: w.created_at,
       }));
       output(opts, data, () =>
         table(
-          ['workspaceId', 'name', 'created'],
-          data.map((w) => [w.workspaceId, w.displayName, w.dateCreated]),
+          ['workspaceId', 'name', 'type', 'created'],
+          data.map((w) => [w.workspaceId, w.displayName, w.type, w.dateCreated]),
         ),
       );
     });

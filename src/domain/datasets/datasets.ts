@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { DatasetRow } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
+import { appIdOf, type AppIdRef } from '../identity/app-id.js';
 import type { Db } from '../identity/users.js';
 import { parseDatasetSchema, type DatasetSchema, type DatasetSchemaInput } from './schema.js';
 import { viewDatasets, type Dataset } from './view.js';
@@ -21,7 +22,8 @@ export interface NewDatasetInput {
   name: string;
   description?: string;
   schema: DatasetSchemaInput;
-  tagIds?: { platformAppId: string }[];
+  /** The apps, besides the creating one, that may see the dataset; absent means every connected app. */
+  tagIds?: AppIdRef[];
 }
 
 /** Defines a dataset in the caller's workspace, tagged for the apps that may see it. */
@@ -32,14 +34,15 @@ export async function createDataset(db: Db, caller: DatasetCaller, input: NewDat
   if (input.tagIds === undefined) {
     tagApps = connected.map((a) => a.platformAppId);
   } else {
+    const listed = input.tagIds.map((t, i) => appIdOf(t, `tagIds[${i}]`));
     const known = new Set(connected.map((a) => a.platformAppId));
-    const bad = input.tagIds.filter((t) => !known.has(t.platformAppId));
+    const bad = listed.filter((id) => !known.has(id));
     if (bad.length > 0) {
       throw problem('invalid', 'Datasets can only be tagged with apps connected to the workspace.', {
-        errors: { tagIds: bad.map((t) => `app ${t.platformAppId} is not connected to this workspace`) },
+        errors: { tagIds: bad.map((id) => `app ${id} is not connected to this workspace`) },
       });
     }
-    tagApps = [caller.appId, ...input.tagIds.map((t) => t.platformAppId)];
+    tagApps = [caller.appId, ...listed];
   }
   const id = randomUUID();
   const now = nowTimestamp();

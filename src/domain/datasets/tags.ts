@@ -2,13 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
+import { appIdFields, type AppIdFields } from '../identity/app-id.js';
 import type { Db } from '../identity/users.js';
 import type { DatasetTag } from './view.js';
 
 /** An app connected to a workspace, as GET /datasets/tags lists it. */
-export interface TagApp {
+export interface TagApp extends AppIdFields {
   appName: string;
-  platformAppId: string;
 }
 
 /** The apps connected to a workspace (the tags its datasets may carry). */
@@ -20,7 +20,7 @@ export async function connectedApps(db: Db, workspaceId: number): Promise<TagApp
     .where('i.workspace_id', '=', workspaceId)
     .orderBy('i.id')
     .execute();
-  return rows.map((r) => ({ appName: r.name, platformAppId: r.id }));
+  return rows.map((r) => ({ appName: r.name, ...appIdFields(r.id) }));
 }
 
 /** Tags a dataset with an app; tagging twice returns the existing tag. */
@@ -37,7 +37,7 @@ export async function tagDataset(db: Db, datasetId: string, appId: string): Prom
     .where('t.dataset_id', '=', datasetId)
     .where('t.app_id', '=', appId)
     .executeTakeFirstOrThrow();
-  return { datasetTagId: row.id, name: row.name, datasetId: row.dataset_id, platformAppId: row.app_id };
+  return { datasetTagId: row.id, name: row.name, datasetId: row.dataset_id, ...appIdFields(row.app_id) };
 }
 
 /** Tags a visible dataset with another app connected to the same workspace. */

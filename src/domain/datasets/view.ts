@@ -1,15 +1,15 @@
 // Assembles datasets in the public shape (spec §2.2) from their rows, a few queries per page.
 import type { DatasetRow } from '../../storage/db/tables.js';
+import { appIdFields, type AppIdFields } from '../identity/app-id.js';
 import type { Db, UserSummary } from '../identity/users.js';
 import { summariesOf } from '../identity/summaries.js';
 import type { WorkspaceSummary } from '../identity/workspaces.js';
 import type { SchemaProperty } from './schema.js';
 
-export interface DatasetTag {
+export interface DatasetTag extends AppIdFields {
   datasetTagId: string;
   name: string;
   datasetId: string;
-  platformAppId: string;
 }
 
 /** The dataset of the public record. */
@@ -45,7 +45,7 @@ export async function viewDatasets(db: Db, rows: DatasetRow[]): Promise<Dataset[
   const tagsOf = new Map<string, DatasetTag[]>();
   for (const t of tags) {
     const list = tagsOf.get(t.dataset_id) ?? [];
-    list.push({ datasetTagId: t.id, name: t.name, datasetId: t.dataset_id, platformAppId: t.app_id });
+    list.push({ datasetTagId: t.id, name: t.name, datasetId: t.dataset_id, ...appIdFields(t.app_id) });
     tagsOf.set(t.dataset_id, list);
   }
   return rows.map((row) => {

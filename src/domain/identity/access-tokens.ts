@@ -5,7 +5,7 @@ import { problem } from '../../errors.js';
 import { hashSecret, randomSecret } from '../../lib/secrets.js';
 import { formatSeconds, nowSeconds, nowTimestamp } from '../../lib/time.js';
 import type { Db } from './users.js';
-import { workspaceKeyMatches } from './workspaces.js';
+import { asWorkspaceType, workspaceKeyMatches, type WorkspaceType } from './workspaces.js';
 
 export const PERMISSIONS = ['datasets:read', 'datasets:write'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -26,18 +26,27 @@ export interface InstallationPrincipal {
   installationId: number;
   workspaceId: number;
   workspaceName: string;
+  workspaceType: WorkspaceType;
   ownerUserId: number;
   ownerName: string;
   ownerEmail: string;
   permissions: Permission[];
+  /** Epoch seconds at which the token stops working. */
+  expiresAt: number;
 }
 
 export interface MintRequest {
   appId: string;
   installationId: number;
   workspaceKey: string;
+  /** Empty means all (of `within`'s, when set). */
   permissions: string[];
   ttlSeconds: number;
+  /**
+   * Set when an access token asks for a token of its own installation (a DXAPI client opening a
+   * nested context): the new token is never wider than the calling one, in rights or in time.
+   */
+  within?: InstallationPrincipal;
 }
 
 /** Mints an access token for one of the app's installations, given its workspace's key. */
@@ -54,13 +63,20 @@ export async function mintAccessToken(db: Db, req: MintRequest): Promise<IssuedT
       errors: { installationId: ['not an installation of this app'] },
     });
   }
+  if (req.within !== undefined && req.within.installationId !== row.id) {
+    throw problem(
+      'forbidden',
+      `An access token opens contexts of its own installation (${req.within.installationId}) only; ` +
+        "use the app's JWT for another installation.",
+    );
+  }
   if (!workspaceKeyMatches(row, req.workspaceKey)) {
     throw problem('forbidden', "The Workspace Key does not match the installation's workspace.");
   }
-  const permissions = narrowPermissions(req.permissions);
+  const permissions = narrowPermissions(req.permissions, req.within?.permissions ?? PERMISSIONS);
   const now = nowSeconds();
   const token = randomSecret(ACCESS_TOKEN_PREFIX);
-  const expiresAt = now + req.ttlSeconds;
+  const expiresAt = Math.min(now + req.ttlSeconds, req.within?.expiresAt ?? Infinity);
   await db
     .insertInto('access_tokens')
     .values({
@@ -80,8 +96,9 @@ export async function mintAccessToken(db: Db, req: MintRequest): Promise<IssuedT
   return { tokenType: 'Bearer', expiresAt: formatSeconds(expiresAt), token };
 }
 
-function narrowPermissions(requested: string[]): Permission[] {
-  if (requested.length === 0) return [...PERMISSIONS];
+/** The requested permissions, all of `allowed` when none are named; never more than `allowed`. */
+function narrowPermissions(requested: string[], allowed: readonly Permission[]): Permission[] {
+  if (requested.length === 0) return [...allowed];
   const unknown = requested.filter((p) => !(PERMISSIONS as readonly string[]).includes(p));
   if (unknown.length > 0) {
     throw problem('invalid', 'Unknown permissions requested.', {
@@ -89,6 +106,10 @@ function narrowPermissions(requested: string[]): Permission[] {
         permissions: unknown.map((p) => `unknown permission "${p}" (use ${PERMISSIONS.join(', ')})`),
       },
     });
+  }
+  const wider = requested.filter((p) => !(allowed as readonly string[]).includes(p));
+  if (wider.length > 0) {
+    throw problem('forbidden', `The calling token lacks ${wider.join(', ')}; a new token cannot add it.`);
   }
   return [...new Set(requested as Permission[])];
 }
@@ -111,6 +132,7 @@ export async function authenticateAccessToken(db: Db, token: string): Promise<In
       'a.name as app_name',
       'w.id as workspace_id',
       'w.display_name as workspace_name',
+      'w.type as workspace_type',
       'u.id as owner_id',
       'u.display_name as owner_name',
       'u.email as owner_email',
@@ -128,9 +150,11 @@ export async function authenticateAccessToken(db: Db, token: string): Promise<In
     installationId: row.installation_id,
     workspaceId: row.workspace_id,
     workspaceName: row.workspace_name,
+    workspaceType: asWorkspaceType(row.workspace_type),
     ownerUserId: row.owner_id,
     ownerName: row.owner_name,
     ownerEmail: row.owner_email,
     permissions: row.permissions.split(' ').filter((p): p is Permission => p !== ''),
+    expiresAt: Number(row.expires_at),
   };
 }

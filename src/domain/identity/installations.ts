@@ -2,13 +2,13 @@
 import type { InstallationRow, UserRow } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
+import { appIdFields, type AppIdFields } from './app-id.js';
 import { userSummary, type Db, type UserSummary } from './users.js';
 import { getWorkspace, workspaceKeyMatches } from './workspaces.js';
 
 /** The installation of the public record. */
-export interface Installation {
+export interface Installation extends AppIdFields {
   installationId: number;
-  platformAppId: string;
   workspaceId: number;
   createdBy: UserSummary;
   dateCreated: string;
@@ -100,7 +100,7 @@ export function installationOf(
 ): Installation {
   return {
     installationId: row.id,
-    platformAppId: row.app_id,
+    ...appIdFields(row.app_id),
     workspaceId: row.workspace_id,
     createdBy: userSummary(creator),
     dateCreated: row.created_at,

@@ -10,8 +10,20 @@ export interface WorkspaceSummary {
   displayName: string;
 }
 
+/** What kind of body a workspace is (shown as `workspace.type` by GET /auth/me). */
+export const WORKSPACE_TYPES = ['Organization', 'Campaign'] as const;
+export type WorkspaceType = (typeof WORKSPACE_TYPES)[number];
+
+/** Narrows a stored workspace type. */
+export function asWorkspaceType(value: string): WorkspaceType {
+  if ((WORKSPACE_TYPES as readonly string[]).includes(value)) return value as WorkspaceType;
+  throw new Error(`unknown workspace type ${value}`);
+}
+
 export interface NewWorkspace {
   displayName: string;
+  /** Organization unless told otherwise. */
+  type?: WorkspaceType;
   ownerName?: string;
   ownerEmail?: string;
 }
@@ -32,6 +44,7 @@ export async function createWorkspace(db: Db, input: NewWorkspace): Promise<Crea
     .insertInto('workspaces')
     .values({
       display_name: input.displayName,
+      type: input.type ?? 'Organization',
       owner_user_id: owner.id,
       key_hash: hashSecret(workspaceKey),
       key_version: 1,

@@ -1,42 +1,48 @@
-// POST /auth/clientToken (app JWT) and GET /auth/me (either credential).
+// POST /auth/clientToken and GET /auth/me; both take either credential (an app JWT, or an access
+// token: DXAPI clients open a nested context of an installation with the token they hold).
 import type { FastifyInstance } from 'fastify';
+import { appIdFields } from '../../domain/identity/app-id.js';
 import { mintAccessToken, PERMISSIONS } from '../../domain/identity/access-tokens.js';
-import { getWorkspace } from '../../domain/identity/workspaces.js';
+import { asWorkspaceType, getWorkspace } from '../../domain/identity/workspaces.js';
 import { callerAppOf, requireAnyCredential } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
-import { ClientToken, ClientTokenBody, Me } from '../schemas/identity.js';
+import { ClientToken, ClientTokenBody, installationIdOf, Me } from '../schemas/identity.js';
 import { problem } from '../../errors.js';
 
-/** Registers POST /auth/clientToken on an app-JWT scope. */
-export function clientTokenRoutes(app: TypedApp, deps: ApiDeps): void {
-  app.post(
-    '/auth/clientToken',
-    {
-      schema: {
-        summary: 'Mint an access token for one installation',
-        tags: ['auth'],
-        security: [{ appJwt: [] }],
-        body: ClientTokenBody,
-        response: { 200: ClientToken, ...problems(400, 401, 403) },
-      },
-    },
-    async (request) =>
-      mintAccessToken(deps.db, {
-        appId: callerAppOf(request).id,
-        installationId: request.body.installationId,
-        workspaceKey: request.body.workspaceKey,
-        permissions: request.body.permissions ?? [],
-        ttlSeconds: deps.config.accessTokenTtlSeconds,
-      }),
-  );
-}
-
-/** Registers GET /auth/me in its own scope (it accepts both credentials). */
-export function meRoutes(root: TypedApp, deps: ApiDeps): void {
+/** Registers POST /auth/clientToken and GET /auth/me in their own scope (either credential). */
+export function authRoutes(root: TypedApp, deps: ApiDeps): void {
   void root.register(async (scope: FastifyInstance) => {
     const app = scope as unknown as TypedApp;
     requireAnyCredential(app, deps);
+
+    app.post(
+      '/auth/clientToken',
+      {
+        schema: {
+          summary: 'Mint an access token for one installation',
+          description:
+            "With the app's JWT: for any installation of the app. With an access token: a new token " +
+            'for that same installation, never wider than the calling token (rights and expiry).',
+          tags: ['auth'],
+          security: [{ appJwt: [] }, { accessToken: [] }],
+          body: ClientTokenBody,
+          response: { 200: ClientToken, ...problems(400, 401, 403) },
+        },
+      },
+      async (request) => {
+        const within = request.installation;
+        return mintAccessToken(deps.db, {
+          appId: within?.appId ?? callerAppOf(request).id,
+          installationId: installationIdOf(request.body.installationId),
+          workspaceKey: request.body.workspaceKey,
+          permissions: request.body.permissions ?? [],
+          ttlSeconds: deps.config.accessTokenTtlSeconds,
+          ...(within !== null ? { within } : {}),
+        });
+      },
+    );
+
     app.get(
       '/auth/me',
       {
@@ -54,8 +60,14 @@ export function meRoutes(root: TypedApp, deps: ApiDeps): void {
             userId: inst.ownerUserId,
             displayName: inst.ownerName,
             email: inst.ownerEmail,
-            platformAppId: inst.appId,
-            workspace: { workspaceId: inst.workspaceId, displayName: inst.workspaceName },
+            ...appIdFields(inst.appId),
+            appId: inst.appId,
+            dateTermsAccepted: null,
+            workspace: {
+              workspaceId: inst.workspaceId,
+              displayName: inst.workspaceName,
+              type: inst.workspaceType,
+            },
             permissions: inst.permissions,
           };
         }
@@ -72,8 +84,14 @@ export function meRoutes(root: TypedApp, deps: ApiDeps): void {
           userId: owner.id,
           displayName: owner.display_name,
           email: owner.email,
-          platformAppId: callerApp.id,
-          workspace: { workspaceId: workspace.id, displayName: workspace.display_name },
+          ...appIdFields(callerApp.id),
+          appId: callerApp.id,
+          dateTermsAccepted: null,
+          workspace: {
+            workspaceId: workspace.id,
+            displayName: workspace.display_name,
+            type: asWorkspaceType(workspace.type),
+          },
           permissions: [...PERMISSIONS],
         };
       },

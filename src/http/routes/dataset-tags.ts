@@ -1,6 +1,7 @@
 // GET /datasets/tags, POST /datasets/:id/tags, DELETE /datasets/:id/tags/:datasetTagId.
 import { findVisibleDataset } from '../../domain/datasets/datasets.js';
 import { addTag, connectedApps, removeTag } from '../../domain/datasets/tags.js';
+import { appIdOf } from '../../domain/identity/app-id.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { Envelope, problems } from '../schemas/common.js';
@@ -41,7 +42,8 @@ export function datasetTagRoutes(app: TypedApp, deps: ApiDeps): void {
     async (request, reply) => {
       const caller = installationOf(request);
       await findVisibleDataset(deps.db, caller, request.params.id);
-      const tag = await addTag(deps.db, caller.workspaceId, request.params.id, request.body.platformAppId);
+      const appId = appIdOf(request.body, 'platformAppId');
+      const tag = await addTag(deps.db, caller.workspaceId, request.params.id, appId);
       return reply.code(201).send(tag);
     },
   );

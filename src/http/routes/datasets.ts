@@ -27,8 +27,11 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
         response: { 201: Dataset, ...problems(400, 401, 403) },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await createDataset(deps.db, installationOf(request), request.body)),
+    async (request, reply) => {
+      const { tag_ids, tagIds, ...rest } = request.body;
+      const input = { ...rest, ...((tagIds ?? tag_ids) !== undefined ? { tagIds: tagIds ?? tag_ids } : {}) };
+      return reply.code(201).send(await createDataset(deps.db, installationOf(request), input));
+    },
   );
 
   app.get(

@@ -5,6 +5,7 @@ import { ensureExport } from '../../domain/records/export.js';
 import { recordsPageJson } from '../../domain/records/pages.js';
 import { signUrl } from '../../lib/signed-url.js';
 import { installationOf } from '../auth.js';
+import { absentBodyIsEmptyObject } from '../body.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import type { LoadingDeps } from '../loading-deps.js';
 import { problems } from '../schemas/common.js';
@@ -33,10 +34,11 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps)
         body: RetrieveBody,
         response: { 200: RetrieveResult, ...problems(400, 401, 403, 404) },
       },
+      preValidation: absentBodyIsEmptyObject,
     },
     async (request) => {
       const ds = await findVisibleDataset(deps.db, installationOf(request), request.params.id);
-      const ext = request.body.contentType === 'csv' ? 'csv' : 'ndjson';
+      const ext = (request.body.contentType ?? 'csv') === 'csv' ? 'csv' : 'ndjson';
       const key = await ensureExport(deps.db, loading.records.capabilities, loading.objects, ds, ext);
       await deleteOldExports(loading.objects, ds.id, ds.generation);
       if (loading.objects.presignGet !== undefined) {

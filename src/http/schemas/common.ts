@@ -38,4 +38,16 @@ export function problems(...statuses: number[]): Record<number, typeof Problem> 
   return Object.fromEntries(statuses.map((s) => [s, Problem]));
 }
 
+/** An app id in an answer, under the interface's name and the one DXAPI clients read. */
+export const AppIdFields = {
+  platformAppId: Type.String(),
+  movementAppId: Type.String({ description: 'The same as platformAppId (the name DXAPI clients use)' }),
+};
+
+/** An app named in a request: platformAppId, or movementAppId as DXAPI clients send it. */
+export const AppIdRef = Type.Object({
+  platformAppId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  movementAppId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+});
+
 export const Timestamp = Type.String({ description: 'ISO 8601, UTC, no zone suffix, microseconds' });

@@ -1,7 +1,7 @@
 // Schemas of datasets, their definitions and tags.
 import { Type } from 'typebox';
 import { PROPERTY_TYPES, type PropertyType as PropertyTypeName } from '../../domain/datasets/schema.js';
-import { Timestamp, UserSummary, WorkspaceSummary } from './common.js';
+import { AppIdFields, AppIdRef, Timestamp, UserSummary, WorkspaceSummary } from './common.js';
 
 const PropertyType = Type.Unsafe<PropertyTypeName>({ type: 'string', enum: [...PROPERTY_TYPES] });
 
@@ -9,7 +9,7 @@ export const DatasetTag = Type.Object({
   datasetTagId: Type.String(),
   name: Type.String(),
   datasetId: Type.String(),
-  platformAppId: Type.String(),
+  ...AppIdFields,
 });
 
 export const Dataset = Type.Object({
@@ -32,6 +32,10 @@ export const Dataset = Type.Object({
 });
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
+const TagIds = Type.Array(AppIdRef, {
+  maxItems: 100,
+  description: 'Apps (besides the creating one) that may see the dataset',
+});
 const Description = Type.String({ maxLength: 2000 });
 
 export const NewDatasetBody = Type.Object({
@@ -49,9 +53,8 @@ export const NewDatasetBody = Type.Object({
     ),
     primaryKey: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 63 }), { maxItems: 32 })),
   }),
-  tagIds: Type.Optional(
-    Type.Array(Type.Object({ platformAppId: Type.String({ minLength: 1 }) }), { maxItems: 100 }),
-  ),
+  tagIds: Type.Optional(TagIds),
+  tag_ids: Type.Optional({ ...TagIds, description: 'Alias of tagIds, as some DXAPI clients send it' }),
 });
 
 export const PatchDatasetBody = Type.Object(
@@ -61,9 +64,9 @@ export const PatchDatasetBody = Type.Object(
 
 export const DatasetParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const TagApp = Type.Object({ appName: Type.String(), platformAppId: Type.String() });
+export const TagApp = Type.Object({ appName: Type.String(), ...AppIdFields });
 
-export const NewTagBody = Type.Object({ platformAppId: Type.String({ minLength: 1 }) });
+export const NewTagBody = AppIdRef;
 
 export const TagParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64 }),

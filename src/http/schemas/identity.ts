@@ -1,11 +1,13 @@
 // Schemas of installations, client tokens and /auth/me.
 import { Type } from 'typebox';
 import { PERMISSIONS, type Permission } from '../../domain/identity/access-tokens.js';
-import { Timestamp, UserSummary, WorkspaceSummary } from './common.js';
+import { WORKSPACE_TYPES, type WorkspaceType } from '../../domain/identity/workspaces.js';
+import { problem } from '../../errors.js';
+import { AppIdFields, Timestamp, UserSummary, WorkspaceSummary } from './common.js';
 
 export const Installation = Type.Object({
   installationId: Type.Integer(),
-  platformAppId: Type.String(),
+  ...AppIdFields,
   workspaceId: Type.Integer(),
   createdBy: UserSummary,
   dateCreated: Timestamp,
@@ -17,12 +19,37 @@ export const ConnectInstallationBody = Type.Object({
   workspaceKey: Type.String({ minLength: 1, maxLength: 200 }),
 });
 
+/** Largest id an integer column holds on both engines. */
+const MAX_ID = 2147483647;
+
 export const ClientTokenBody = Type.Object({
-  tokenType: Type.Literal('appInstallation'),
-  installationId: Type.Integer({ minimum: 1 }),
+  tokenType: Type.Optional(
+    Type.Union([Type.Literal('appInstallation'), Type.Null()], {
+      description: 'absent or null: appInstallation',
+    }),
+  ),
+  installationId: Type.Union(
+    [Type.Integer({ minimum: 1, maximum: MAX_ID }), Type.String({ pattern: '^[1-9][0-9]{0,9}$' })],
+    { description: 'an integer, or its digits as a string (as DXAPI clients send it)' },
+  ),
   workspaceKey: Type.String({ minLength: 1, maxLength: 200 }),
-  permissions: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16 })),
+  permissions: Type.Optional(
+    Type.Union([Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16 }), Type.Null()], {
+      description: 'absent, null or empty: every permission (of the calling token, when it is one)',
+    }),
+  ),
 });
+
+/** The installation id of a client-token request, digits or integer; 400 beyond the column's range. */
+export function installationIdOf(value: number | string): number {
+  const id = Number(value);
+  if (!Number.isSafeInteger(id) || id < 1 || id > MAX_ID) {
+    throw problem('invalid', 'installationId is not a valid installation id.', {
+      errors: { installationId: [`must be an integer from 1 to ${MAX_ID}`] },
+    });
+  }
+  return id;
+}
 
 export const ClientToken = Type.Object({
   tokenType: Type.Literal('Bearer'),
@@ -34,7 +61,12 @@ export const Me = Type.Object({
   userId: Type.Integer(),
   displayName: Type.String(),
   email: Type.String(),
-  platformAppId: Type.String(),
-  workspace: WorkspaceSummary,
+  ...AppIdFields,
+  appId: Type.String({ description: 'The same as platformAppId (the name DXAPI clients read)' }),
+  dateTermsAccepted: Type.Union([Timestamp, Type.Null()], { description: 'null: not recorded' }),
+  workspace: Type.Object({
+    ...WorkspaceSummary.properties,
+    type: Type.Unsafe<WorkspaceType>({ type: 'string', enum: [...WORKSPACE_TYPES] }),
+  }),
   permissions: Type.Array(Type.Unsafe<Permission>({ type: 'string', enum: [...PERMISSIONS] })),
 });

@@ -1,9 +1,14 @@
 // Schemas of record retrieval and pages.
 import { Type } from 'typebox';
 
-export const RetrieveBody = Type.Object({
-  contentType: Type.Unsafe<'csv' | 'json'>({ type: 'string', enum: ['csv', 'json'] }),
-});
+export const RetrieveBody = Type.Object(
+  {
+    contentType: Type.Optional(
+      Type.Unsafe<'csv' | 'json'>({ type: 'string', enum: ['csv', 'json'], default: 'csv' }),
+    ),
+  },
+  { description: 'May be left out: CSV' },
+);
 
 export const RetrieveResult = Type.Object({
   url: Type.String({ description: 'Signed download link, valid for 1 hour' }),

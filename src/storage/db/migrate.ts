@@ -9,6 +9,7 @@ import { migration as m001 } from './migrations/001_identity.js';
 import { migration as m002 } from './migrations/002_datasets.js';
 import { migration as m003 } from './migrations/003_proxy_ids.js';
 import { migration as m004 } from './migrations/004_loading.js';
+import { migration as m005 } from './migrations/005_dxapi_clients.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -16,6 +17,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '002_datasets': m002,
   '003_proxy_ids': m003,
   '004_loading': m004,
+  '005_dxapi_clients': m005,
 };
 
 /** The ledger of applied migrations, one row per name. */

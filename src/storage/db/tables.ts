@@ -31,6 +31,8 @@ export interface WorkspacesTable {
   owner_user_id: number;
   key_hash: string;
   key_version: number;
+  /** `Organization` or `Campaign` (WORKSPACE_TYPES). */
+  type: Generated<string>;
   created_at: string;
 }
 
@@ -114,6 +116,16 @@ export interface DatasetJobsTable {
   updated_at: string;
   created_by_user_id: number;
   upload_expires_at: number | null;
+  /** uploadUrl only: `singlerequest` or `resumable` (UPLOAD_TYPES). */
+  upload_type: string | null;
+  /** Resumable uploads: bytes persisted so far (a prefix of the file, in slices). */
+  upload_received: number | null;
+  /** Resumable uploads: the file's total size, once a slice declared it. */
+  upload_total: number | null;
+  /** Who is streaming a PUT into this upload now; a second PUT waits for it to end. */
+  upload_claim: string | null;
+  /** Epoch milliseconds after which an unreleased claim (a PUT that died) lapses. */
+  upload_claim_expires_at: number | null;
 }
 
 /** One status entry of a job; the newest is its current status. */
