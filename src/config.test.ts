@@ -45,12 +45,15 @@ test('the proxy role needs UPSTREAM_URL', () => {
 
 test('STORAGE=s3 reads the bucket settings; local is the default', () => {
   assert.deepEqual(loadConfig({}).storage, { kind: 'local' });
+  const s3 = loadConfig({ STORAGE: 's3', S3_BUCKET: 'dx-uploads' }).storage;
+  assert.equal(s3.kind === 's3' ? s3.s3.transfers : null, 'service');
   const c = loadConfig({
     STORAGE: 's3',
     S3_BUCKET: 'dx-uploads',
     S3_ENDPOINT: 'http://minio:9000/',
     S3_PUBLIC_ENDPOINT: 'https://files.example.org',
     S3_FORCE_PATH_STYLE: 'true',
+    S3_TRANSFERS: 'direct',
     S3_NOTIFICATION_TOKEN: 'n'.repeat(32),
   });
   assert.deepEqual(c.storage, {
@@ -61,6 +64,7 @@ test('STORAGE=s3 reads the bucket settings; local is the default', () => {
       endpoint: 'http://minio:9000',
       publicEndpoint: 'https://files.example.org',
       forcePathStyle: true,
+      transfers: 'direct',
       notificationToken: 'n'.repeat(32),
       pollMs: 2000,
     },
@@ -86,6 +90,7 @@ test('storage mistakes are reported one by one', () => {
     S3_PUBLIC_ENDPOINT: 'ftp://files',
     S3_FORCE_PATH_STYLE: 'perhaps',
     S3_NOTIFICATION_TOKEN: 'short',
+    S3_TRANSFERS: 'direct',
     S3_POLL_MS: '5',
   });
   for (const name of [
@@ -101,4 +106,10 @@ test('storage mistakes are reported one by one', () => {
   // The endpoint's credentials never appear in the message.
   assert.ok(!many.join('\n').includes('secret'));
   assert.match(problemsOf({ S3_BUCKET: 'dx' }).join('\n'), /^S3_BUCKET: set, but STORAGE is local/m);
+  // Bucket notifications only matter when clients upload to the bucket directly.
+  assert.match(
+    problemsOf({ STORAGE: 's3', S3_BUCKET: 'dx', S3_NOTIFICATION_TOKEN: 'n'.repeat(32) }).join('\n'),
+    /^S3_NOTIFICATION_TOKEN: only used with S3_TRANSFERS=direct/m,
+  );
+  assert.match(problemsOf({ STORAGE: 's3', S3_BUCKET: 'dx', S3_TRANSFERS: 'proxy' }).join('\n'), /^S3_TRANSFERS:/m);
 });

@@ -1,7 +1,12 @@
 // One typed configuration, read from the environment (and CLI flags) once at start and passed down.
 import { resolve } from 'node:path';
 import { allowlistEntryProblem } from './net/address-policy.js';
-import { readStorageConfig, STORAGE_KINDS, type StorageConfig } from './storage/objects/storage-config.js';
+import {
+  readStorageConfig,
+  S3_TRANSFERS,
+  STORAGE_KINDS,
+  type StorageConfig,
+} from './storage/objects/storage-config.js';
 
 export const ROLES = ['api', 'worker', 'proxy'] as const;
 export type Role = (typeof ROLES)[number];
@@ -85,6 +90,7 @@ const ENV = {
   S3_ENDPOINT: text(''),
   S3_PUBLIC_ENDPOINT: text(''),
   S3_FORCE_PATH_STYLE: boolean(false),
+  S3_TRANSFERS: oneOf('service', S3_TRANSFERS),
   S3_NOTIFICATION_TOKEN: text(''),
   S3_POLL_MS: integer(2000, 100, 3600000),
 };

@@ -6,14 +6,14 @@ import type { Database } from '../storage/db/database.js';
 import { startUploadWatcher, type UploadWatcher } from '../worker/upload-watcher.js';
 import type { WorkerLog } from '../worker/worker.js';
 
-/** Starts the watcher for STORAGE=s3, or returns null (the embedded store queues on receipt). */
+/** Starts the watcher for S3 with direct transfers, or returns null (the service queues on receipt). */
 export function startUploadArrivals(
   config: Config,
   database: Database,
   loading: LoadingDeps,
   log: WorkerLog,
 ): UploadWatcher | null {
-  if (config.storage.kind !== 's3') return null;
+  if (config.storage.kind !== 's3' || config.storage.s3.transfers !== 'direct') return null;
   return startUploadWatcher({
     db: database.db,
     objects: loading.objects,

@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely';
 import type { Tables } from '../storage/db/tables.js';
 import type { ObjectStore } from '../storage/objects/index.js';
 import type { RecordStore } from '../storage/records/index.js';
-import { transitionJob } from '../domain/jobs/jobs.js';
+import { asUploadType } from '../domain/jobs/status.js';
+import { expireUpload } from '../domain/jobs/uploads.js';
 
 /** Superseded tables stay this long: a page request or export that started just before a swap finishes. */
 export const RETIRED_TABLE_GRACE_MS = 10 * 60 * 1000;
@@ -26,29 +27,24 @@ export async function sweep(deps: SweepDeps, now = Date.now()): Promise<number> 
 export async function expireUploads({ db, objects }: SweepDeps, now: number): Promise<number> {
   const due = await db
     .selectFrom('dataset_jobs')
-    .select(['id', 'object_key'])
+    .select(['id', 'dataset_id', 'object_key', 'upload_type'])
     .where('status', '=', 'Created')
     .where('upload_expires_at', '<', now)
-    .where((w) => w.or([w('lease_owner', 'is', null), w('lease_expires_at', '<', now)]))
+    .where((w) => w.or([w('upload_claim', 'is', null), w('upload_claim_expires_at', '<', now)]))
     .execute();
   let n = 0;
-  for (const { id, object_key } of due) {
+  for (const job of due) {
     // A store that takes uploads itself (presigned PUT) may hold a file that arrived in time but
     // was not noticed yet: the upload watcher queues that job instead.
     if (
-      objects.presignPut !== undefined &&
-      object_key !== null &&
-      (await objects.head(object_key)) !== null
+      objects.presigned !== null &&
+      asUploadType(job.upload_type) === 'singlerequest' &&
+      job.object_key !== null &&
+      (await objects.head(job.object_key)) !== null
     ) {
       continue;
     }
-    const moved = await transitionJob(db, id, {
-      to: 'Expired',
-      from: ['Created'],
-      log: { message: 'The upload URL expired before a file was uploaded.' },
-      clearLease: true,
-    });
-    if (moved) n++;
+    if (await expireUpload(db, objects, job)) n++;
   }
   return n;
 }

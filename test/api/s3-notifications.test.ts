@@ -23,7 +23,12 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       if (skip !== false) return;
       s3 = await startS3();
       s3.onEvent((e) => events.push(e));
-      h = await startHarness(dialect, { ...s3.env, S3_POLL_MS: '3600000', S3_NOTIFICATION_TOKEN: TOKEN });
+      h = await startHarness(dialect, {
+        ...s3.env,
+        S3_TRANSFERS: 'direct',
+        S3_POLL_MS: '3600000',
+        S3_NOTIFICATION_TOKEN: TOKEN,
+      });
     });
     after(async () => {
       if (skip !== false) return;

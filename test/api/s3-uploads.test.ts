@@ -20,7 +20,12 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
     before(async () => {
       if (skip !== false) return;
       s3 = await startS3();
-      h = await startHarness(dialect, { ...s3.env, S3_POLL_MS: '100', UPLOAD_MAX_BYTES: '1000' });
+      h = await startHarness(dialect, {
+        ...s3.env,
+        S3_TRANSFERS: 'direct',
+        S3_POLL_MS: '100',
+        UPLOAD_MAX_BYTES: '1000',
+      });
     });
     after(async () => {
       if (skip !== false) return;
@@ -81,7 +86,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
       );
       assert.match(
         logs.json.data.find((l) => l.datasetJobStatusName === 'Queued')?.logData.message ?? '',
-        new RegExp(`File received \\(${body.length} bytes\\)`),
+        new RegExp(`File received \\(${body.length} bytes, read as csv\\)`),
       );
       // The uploaded file is deleted once its job ended.
       assert.equal(await h.objects.head(`datasets/${id}/uploads/${up.jobId}`), null);

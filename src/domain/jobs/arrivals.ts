@@ -6,6 +6,8 @@ import type { Kysely } from 'kysely';
 import type { Tables } from '../../storage/db/tables.js';
 import type { ObjectStore } from '../../storage/objects/index.js';
 import { transitionJob } from './jobs.js';
+import { asContentType, asUploadType } from './status.js';
+import { formatOfUpload } from './upload-headers.js';
 
 /** What looking for a job's upload found. */
 export type ArrivalOutcome =
@@ -22,6 +24,8 @@ export type ArrivalOutcome =
 export interface AwaitingUpload {
   id: string;
   object_key: string;
+  /** The format asked for with the URL; the PUT's Content-Type may name another. */
+  content_type: string | null;
 }
 
 // Keys are made by objectKeys.upload: datasets/<datasetId>/uploads/<jobId>.
@@ -36,14 +40,18 @@ export function jobIdOfUploadKey(key: string): string | null {
 export async function awaitingUploads(db: Kysely<Tables>, limit: number): Promise<AwaitingUpload[]> {
   const rows = await db
     .selectFrom('dataset_jobs')
-    .select(['id', 'object_key'])
+    .select(['id', 'object_key', 'content_type'])
     .where('status', '=', 'Created')
     .where('job_type', '=', 'uploadUrl')
+    // Resumable sessions are driven by the service: their file never appears under object_key.
+    .where((w) => w.or([w('upload_type', 'is', null), w('upload_type', '=', 'singlerequest')]))
     .where('object_key', 'is not', null)
     .orderBy('created_at')
     .limit(limit)
     .execute();
-  return rows.flatMap((r) => (r.object_key === null ? [] : [{ id: r.id, object_key: r.object_key }]));
+  return rows.flatMap((r) =>
+    r.object_key === null ? [] : [{ id: r.id, object_key: r.object_key, content_type: r.content_type }],
+  );
 }
 
 /** The awaiting job whose upload `key` is, or null (unknown key, other job type, not Created). */
@@ -52,11 +60,12 @@ export async function awaitingUploadOfKey(db: Kysely<Tables>, key: string): Prom
   if (jobId === null) return null;
   const row = await db
     .selectFrom('dataset_jobs')
-    .select(['id', 'object_key', 'status'])
+    .select(['id', 'object_key', 'status', 'upload_type', 'content_type'])
     .where('id', '=', jobId)
     .executeTakeFirst();
   if (row === undefined || row.object_key !== key || row.status !== 'Created') return null;
-  return { id: row.id, object_key: row.object_key };
+  if (asUploadType(row.upload_type) !== 'singlerequest') return null;
+  return { id: row.id, object_key: row.object_key, content_type: row.content_type };
 }
 
 /** Looks for the job's file; queues the job when it arrived, fails it when it is too large. */
@@ -82,10 +91,19 @@ export async function checkUploadArrival(
     await objects.delete(job.object_key);
     return 'tooLarge';
   }
+  // The PUT went to the store, so its Content-Type is only known now; an unknown one cannot be
+  // answered 415 any more, and the format asked for with the URL stands.
+  let format = asContentType(job.content_type ?? 'csv');
+  try {
+    format = formatOfUpload(info.contentType, format);
+  } catch {
+    // keep the declared format
+  }
   const queued = await transitionJob(db, job.id, {
     to: 'Queued',
     from: ['Created'],
-    log: { message: `File received (${info.size} bytes); queued.` },
+    also: { content_type: format },
+    log: { message: `File received (${info.size} bytes, read as ${format}); queued.` },
     clearLease: true,
   });
   return queued ? 'queued' : 'notAwaiting';

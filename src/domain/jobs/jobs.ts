@@ -15,6 +15,7 @@ import {
   type JobType,
   type LoadMode,
   type LogData,
+  type UploadType,
 } from './status.js';
 import { viewJobs, viewStatusEntry, type Job, type JobStatusEntry } from './view.js';
 
@@ -30,6 +31,7 @@ export interface NewJob {
   sourceUrl?: string;
   objectKey?: string;
   uploadExpiresAt?: number;
+  uploadType?: UploadType;
   status: Extract<JobStatus, 'Created' | 'Queued'>;
   message: string;
 }
@@ -58,6 +60,11 @@ export async function createJob(db: Kysely<Tables>, input: NewJob): Promise<Data
         updated_at: now,
         created_by_user_id: input.createdByUserId,
         upload_expires_at: input.uploadExpiresAt ?? null,
+        upload_type: input.uploadType ?? null,
+        upload_received: input.uploadType === 'resumable' ? 0 : null,
+        upload_total: null,
+        upload_claim: null,
+        upload_claim_expires_at: null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -72,11 +79,20 @@ export interface Transition {
   from: readonly JobStatus[];
   /** When set, only while this worker holds the lease. */
   leaseOwner?: string;
+  /** When set, only while this PUT holds the upload's claim. */
+  uploadClaim?: string;
+  /** Columns written with the move (the format an upload was read as, its size). */
+  also?: JobColumns;
   log: LogData;
   error?: ErrorData | null;
   /** Clears the lease (final states, release at shutdown). */
   clearLease?: boolean;
 }
+
+/** Job columns a transition may write besides the status. */
+export type JobColumns = Partial<
+  Pick<DatasetJobRow, 'content_type' | 'upload_received' | 'upload_total' | 'upload_expires_at'>
+>;
 
 /** Moves a job to another state if it is in one of `from`; returns false when it was not. */
 export async function transitionJob(db: Kysely<Tables>, jobId: string, t: Transition): Promise<boolean> {
@@ -89,13 +105,18 @@ export async function transitionJobIn(trx: Db, jobId: string, t: Transition): Pr
   let q = trx
     .updateTable('dataset_jobs')
     .set({
+      ...t.also,
       status: t.to,
       updated_at: now,
       ...(t.clearLease === true ? { lease_owner: null, lease_expires_at: null } : {}),
+      // Only a job awaiting its file can be claimed by a PUT: every move ends the claim.
+      upload_claim: null,
+      upload_claim_expires_at: null,
     })
     .where('id', '=', jobId)
     .where('status', 'in', [...t.from]);
   if (t.leaseOwner !== undefined) q = q.where('lease_owner', '=', t.leaseOwner);
+  if (t.uploadClaim !== undefined) q = q.where('upload_claim', '=', t.uploadClaim);
   const result = await q.executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) return false;
   await appendStatus(trx, jobId, t.to, t.log, t.error ?? null, now);

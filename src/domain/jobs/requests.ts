@@ -5,9 +5,10 @@ import type { Tables } from '../../storage/db/tables.js';
 import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
 import { problem } from '../../errors.js';
 import { signUrl } from '../../lib/signed-url.js';
+import { nowSeconds } from '../../lib/time.js';
 import { findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
 import { createJob } from './jobs.js';
-import type { ContentType, LoadMode } from './status.js';
+import type { ContentType, LoadMode, UploadType } from './status.js';
 
 /** How long an upload URL (and its Created job) stays usable. */
 export const UPLOAD_URL_TTL_SECONDS = 3600;
@@ -34,11 +35,11 @@ async function checkMode(db: Kysely<Tables>, caller: DatasetCaller, datasetId: s
 export async function requestUploadUrl(
   db: Kysely<Tables>,
   caller: DatasetCaller & { ownerUserId: number },
-  input: { datasetId: string; mode: LoadMode; contentType: ContentType },
+  input: { datasetId: string; mode: LoadMode; contentType: ContentType; uploadType: UploadType },
   store: { objects: ObjectStore; publicUrl: string; signingSecret: string },
 ): Promise<UploadJobResult> {
   const ds = await checkMode(db, caller, input.datasetId, input.mode);
-  const expiresAt = Math.floor(Date.now() / 1000) + UPLOAD_URL_TTL_SECONDS;
+  const expiresAt = nowSeconds() + UPLOAD_URL_TTL_SECONDS;
   const jobId = randomUUID();
   const objectKey = objectKeys.upload(ds.id, jobId);
   const job = await createJob(db, {
@@ -51,17 +52,17 @@ export async function requestUploadUrl(
     contentType: input.contentType,
     objectKey,
     uploadExpiresAt: expiresAt * 1000,
+    uploadType: input.uploadType,
     status: 'Created',
-    message: 'Awaiting the upload.',
+    message:
+      input.uploadType === 'resumable' ? 'Awaiting the upload (resumable session).' : 'Awaiting the upload.',
   });
+  // A resumable session is driven by the service whatever the store: the URL is always its own,
+  // and is the session URI already (the client sends no start request).
+  const presigned = input.uploadType === 'singlerequest' ? store.objects.presigned : null;
   const url =
-    store.objects.presignPut !== undefined
-      ? (
-          await store.objects.presignPut(objectKey, {
-            contentType: input.contentType,
-            expiresInSeconds: UPLOAD_URL_TTL_SECONDS,
-          })
-        ).url
+    presigned !== null
+      ? (await presigned.put(objectKey, { expiresInSeconds: UPLOAD_URL_TTL_SECONDS })).url
       : signUrl(store.signingSecret, store.publicUrl, 'PUT', uploadPath(job.id), expiresAt);
   return { datasetId: ds.id, url, jobId: job.id };
 }

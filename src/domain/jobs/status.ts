@@ -24,6 +24,23 @@ export type LoadMode = (typeof LOAD_MODES)[number];
 export const CONTENT_TYPES = ['csv', 'json', 'tsv'] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
 
+/** Narrows a stored content type. */
+export function asContentType(value: string): ContentType {
+  if ((CONTENT_TYPES as readonly string[]).includes(value)) return value as ContentType;
+  throw new Error(`unknown content type ${value}`);
+}
+
+/** How an upload URL takes its file: one PUT, or a resumable session of slices (GCS semantics). */
+export const UPLOAD_TYPES = ['singlerequest', 'resumable'] as const;
+export type UploadType = (typeof UPLOAD_TYPES)[number];
+
+/** Narrows a stored upload type (rows from before resumable uploads read as single-request). */
+export function asUploadType(value: string | null): UploadType {
+  if (value === null || value === 'singlerequest') return 'singlerequest';
+  if (value === 'resumable') return value;
+  throw new Error(`unknown upload type ${value}`);
+}
+
 /** What a status entry tells about progress. */
 export interface LogData {
   message: string;

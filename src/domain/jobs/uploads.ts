@@ -1,65 +1,84 @@
-// The embedded store's side of an upload URL: one PUT per URL. While a PUT streams, the Created job
-// carries a short claim (in its lease columns) so a second PUT to the same URL is refused; once
-// the file is stored the job moves to Queued, after which the URL answers 409.
+// The state of an upload URL's job while it awaits its file: the claim of the PUT streaming into it
+// (one at a time, renewed while it streams, so a PUT that died with its process frees the URL
+// within UPLOAD_CLAIM_MS), and its expiry (with whatever a resumable session had persisted).
 import type { Kysely } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
-import { problem } from '../../errors.js';
+import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
 import { transitionJob } from './jobs.js';
+import { asUploadType } from './status.js';
 
-/** A PUT that dies without a word frees its claim after this long. */
-const UPLOAD_CLAIM_MS = 15 * 60 * 1000;
+/** A claim lapses this long after its last renewal; a streaming PUT renews it every third of it. */
+export const UPLOAD_CLAIM_MS = 30_000;
 
-/** Claims the job of an upload URL for one PUT, or throws the problem to answer. */
-export async function claimUpload(db: Kysely<Tables>, jobId: string, claim: string): Promise<DatasetJobRow> {
-  const job = await db.selectFrom('dataset_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
-  if (job === undefined || job.job_type !== 'uploadUrl')
-    throw problem('notFound', 'No upload is expected here.');
-  if (job.status === 'Expired' || (job.status === 'Created' && (job.upload_expires_at ?? 0) < Date.now())) {
-    await expireUpload(db, jobId);
-    throw problem('forbidden', 'The upload URL has expired; ask for a new one.');
-  }
-  if (job.status !== 'Created') throw problem('conflict', 'This upload URL was already used.');
+/** Claims a Created job for one PUT; false when another PUT holds a live claim on it. */
+export async function claimUpload(db: Kysely<Tables>, jobId: string, claim: string): Promise<boolean> {
   const now = Date.now();
   const res = await db
     .updateTable('dataset_jobs')
-    .set({ lease_owner: claim, lease_expires_at: now + UPLOAD_CLAIM_MS })
+    .set({ upload_claim: claim, upload_claim_expires_at: now + UPLOAD_CLAIM_MS })
     .where('id', '=', jobId)
     .where('status', '=', 'Created')
-    .where((w) => w.or([w('lease_owner', 'is', null), w('lease_expires_at', '<', now)]))
+    .where((w) => w.or([w('upload_claim', 'is', null), w('upload_claim_expires_at', '<', now)]))
     .executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1)
-    throw problem('conflict', 'A file is already being uploaded to this URL.');
-  return job;
+  return Number(res.numUpdatedRows) === 1;
 }
 
-/** Frees the claim after a failed PUT so the URL can be used again. */
+/** Extends a claim this PUT still holds; false when it was lost (lapsed and taken by another). */
+export async function renewUploadClaim(db: Kysely<Tables>, jobId: string, claim: string): Promise<boolean> {
+  const res = await db
+    .updateTable('dataset_jobs')
+    .set({ upload_claim_expires_at: Date.now() + UPLOAD_CLAIM_MS })
+    .where('id', '=', jobId)
+    .where('upload_claim', '=', claim)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Frees the claim (a PUT that failed, or a slice that was stored) so the URL takes the next PUT. */
 export async function releaseUpload(db: Kysely<Tables>, jobId: string, claim: string): Promise<void> {
   await db
     .updateTable('dataset_jobs')
-    .set({ lease_owner: null, lease_expires_at: null })
+    .set({ upload_claim: null, upload_claim_expires_at: null })
     .where('id', '=', jobId)
-    .where('lease_owner', '=', claim)
-    .where('status', '=', 'Created')
+    .where('upload_claim', '=', claim)
     .execute();
 }
 
-/** The file is stored: the job is queued for a worker. False when the claim was lost meanwhile. */
-export async function queueUpload(db: Kysely<Tables>, jobId: string, claim: string, bytes: number) {
-  return transitionJob(db, jobId, {
-    to: 'Queued',
-    from: ['Created'],
-    leaseOwner: claim,
-    log: { message: `File received (${bytes} bytes); queued.` },
-    clearLease: true,
-  });
+/** Runs `work` while holding a claim, renewing it; frees it afterwards if it is still held. */
+export async function withUploadClaim<T>(
+  db: Kysely<Tables>,
+  jobId: string,
+  claim: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const renewal = setInterval(() => {
+    renewUploadClaim(db, jobId, claim).catch(() => undefined);
+  }, UPLOAD_CLAIM_MS / 3);
+  try {
+    return await work();
+  } finally {
+    clearInterval(renewal);
+    await releaseUpload(db, jobId, claim);
+  }
 }
 
-/** Marks an unused upload's job Expired (idempotent). */
-export async function expireUpload(db: Kysely<Tables>, jobId: string): Promise<void> {
-  await transitionJob(db, jobId, {
+/** Marks an unused (or abandoned) upload Expired and deletes what it had persisted; idempotent. */
+export async function expireUpload(
+  db: Kysely<Tables>,
+  objects: ObjectStore,
+  job: Pick<DatasetJobRow, 'id' | 'dataset_id' | 'upload_type'>,
+): Promise<boolean> {
+  const resumable = asUploadType(job.upload_type) === 'resumable';
+  const moved = await transitionJob(db, job.id, {
     to: 'Expired',
     from: ['Created'],
-    log: { message: 'The upload URL expired before a file was uploaded.' },
+    log: {
+      message: resumable
+        ? 'The resumable upload session expired before the file was complete.'
+        : 'The upload URL expired before a file was uploaded.',
+    },
     clearLease: true,
   });
+  if (resumable) await objects.deletePrefix(objectKeys.uploadSlices(job.dataset_id, job.id));
+  return moved;
 }

@@ -3,7 +3,7 @@ import type { DatasetJobLogRow, DatasetJobRow } from '../../storage/db/tables.js
 import type { Db, UserSummary } from '../identity/users.js';
 import { summariesOf } from '../identity/summaries.js';
 import type { WorkspaceSummary } from '../identity/workspaces.js';
-import type { ErrorData, LogData } from './status.js';
+import { asUploadType, type ErrorData, type LogData, type UploadType } from './status.js';
 
 /** A status entry of a job. */
 export interface JobStatusEntry {
@@ -28,7 +28,10 @@ export interface Job {
   children: [];
   allChildrenSucceeded: null;
   mode: string;
+  /** The format the file was (or will be) read as. */
   contentType: string | null;
+  /** uploadUrl jobs: one PUT or a resumable session; null for recordsLoad. */
+  uploadType: UploadType | null;
 }
 
 /** A log row in the public shape. */
@@ -83,6 +86,7 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
       allChildrenSucceeded: null,
       mode: row.mode,
       contentType: row.content_type,
+      uploadType: row.job_type === 'uploadUrl' ? asUploadType(row.upload_type) : null,
     };
   });
 }

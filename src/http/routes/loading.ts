@@ -5,7 +5,13 @@ import type { ApiDeps, TypedApp } from '../deps.js';
 import type { LoadingDeps } from '../loading-deps.js';
 import { problems } from '../schemas/common.js';
 import { DatasetParams } from '../schemas/datasets.js';
-import { ModeQuery, RecordsLoadBody, UploadJobResult, UploadUrlBody } from '../schemas/jobs.js';
+import {
+  ModeQuery,
+  RecordsLoadBody,
+  UploadJobResult,
+  UploadUrlBody,
+  UploadUrlQuery,
+} from '../schemas/jobs.js';
 
 const security = [{ accessToken: [] }];
 
@@ -19,7 +25,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps
         tags: ['loading'],
         security,
         params: DatasetParams,
-        querystring: ModeQuery,
+        querystring: UploadUrlQuery,
         body: UploadUrlBody,
         response: { 202: UploadJobResult, ...problems(400, 401, 403, 404, 409) },
       },
@@ -32,6 +38,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps
           datasetId: request.params.id,
           mode: request.query.mode ?? 'create',
           contentType: request.body.contentType,
+          uploadType: request.query.type ?? 'singlerequest',
         },
         { objects: loading.objects, publicUrl: deps.config.publicUrl, signingSecret: loading.signingSecret },
       );

@@ -4,6 +4,7 @@ import { findVisibleDataset } from '../../domain/datasets/datasets.js';
 import { ensureExport } from '../../domain/records/export.js';
 import { recordsPageJson } from '../../domain/records/pages.js';
 import { signUrl } from '../../lib/signed-url.js';
+import { nowSeconds } from '../../lib/time.js';
 import { installationOf } from '../auth.js';
 import { absentBodyIsEmptyObject } from '../body.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
@@ -41,12 +42,11 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps)
       const ext = (request.body.contentType ?? 'csv') === 'csv' ? 'csv' : 'ndjson';
       const key = await ensureExport(deps.db, loading.records.capabilities, loading.objects, ds, ext);
       await deleteOldExports(loading.objects, ds.id, ds.generation);
-      if (loading.objects.presignGet !== undefined) {
-        return {
-          url: (await loading.objects.presignGet(key, { expiresInSeconds: DOWNLOAD_TTL_SECONDS })).url,
-        };
+      const presigned = loading.objects.presigned;
+      if (presigned !== null) {
+        return { url: (await presigned.get(key, { expiresInSeconds: DOWNLOAD_TTL_SECONDS })).url };
       }
-      const expires = Math.floor(Date.now() / 1000) + DOWNLOAD_TTL_SECONDS;
+      const expires = nowSeconds() + DOWNLOAD_TTL_SECONDS;
       const path = downloadPath(ds.id, ds.generation, ext);
       return { url: signUrl(loading.signingSecret, deps.config.publicUrl, 'GET', path, expires) };
     },

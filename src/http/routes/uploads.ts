@@ -1,31 +1,25 @@
-// PUT /uploads/:jobId: the embedded store's receiver of signed upload URLs (a root route; the
-// signature is the credential). The body is streamed to disk, never buffered by Fastify.
+// PUT /uploads/:jobId: the receiver of the upload URLs the service signs itself (a root route; the
+// signature is the credential). Whole files and resumable sessions alike are received by the
+// domain (domain/jobs/receive-upload.ts); this handler checks the signature and answers.
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { claimUpload, expireUpload, queueUpload, releaseUpload } from '../../domain/jobs/uploads.js';
+import { Type } from 'typebox';
+import { receiveUpload } from '../../domain/jobs/receive-upload.js';
 import { uploadPath } from '../../domain/jobs/requests.js';
 import { problem } from '../../errors.js';
 import { checkSignedUrl } from '../../lib/signed-url.js';
-import { ObjectTooLarge } from '../../storage/objects/index.js';
+import { nowSeconds } from '../../lib/time.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import type { LoadingDeps } from '../loading-deps.js';
 import { problems } from '../schemas/common.js';
 import { SignedQuery, UploadParams } from '../schemas/jobs.js';
-import { Type } from 'typebox';
 
-/** Media types an upload may declare. */
-export const UPLOAD_MEDIA_TYPES = [
-  'text/csv',
-  'application/json',
-  'text/tab-separated-values',
-  'application/octet-stream',
-  'application/x-ndjson',
-  'application/gzip',
-];
+const Received = Type.Object({ datasetId: Type.String(), jobId: Type.String(), bytes: Type.Integer() });
 
 /** Registers the upload receiver in its own scope (it alone takes raw bodies of any type). */
 export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps, loading: LoadingDeps): void {
   void root.register(async (scope: FastifyInstance) => {
-    // Leave the body unread: the handler streams request.raw itself (no buffering, own 415).
+    // Leave the body unread: the domain streams request.raw itself (no buffering, own 415).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const app = scope as unknown as TypedApp;
@@ -33,66 +27,55 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps, loading: Loa
       '/uploads/:jobId',
       {
         schema: {
-          summary: 'Receive the file of a signed upload URL',
+          summary: 'Receive the file (or, in a resumable session, a slice) of a signed upload URL',
+          description:
+            'Single-request URLs take the whole file. Resumable URLs take slices with ' +
+            '`Content-Range: bytes START-END/TOTAL` (308 with `Range` until the last, then 200), and ' +
+            '`Content-Range: bytes */TOTAL` with no body asks where the session stands.',
           tags: ['loading'],
           params: UploadParams,
           querystring: SignedQuery,
           response: {
-            200: Type.Object({ datasetId: Type.String(), jobId: Type.String(), bytes: Type.Integer() }),
-            ...problems(403, 404, 409, 413, 415),
+            200: Received,
+            308: {
+              type: 'null',
+              description: 'Resumable session: more bytes awaited; `Range` says which are persisted',
+            },
+            ...problems(400, 403, 404, 409, 410, 413, 415),
           },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { jobId } = request.params;
         const check = checkSignedUrl(
           loading.signingSecret,
           'PUT',
           uploadPath(jobId),
           request.query,
-          Math.floor(Date.now() / 1000),
+          nowSeconds(),
         );
         if (check === 'invalid')
           throw problem('forbidden', 'The upload URL is not valid (bad or missing signature).');
-        if (check === 'expired') {
-          await expireUpload(deps.db, jobId);
-          throw problem('forbidden', 'The upload URL has expired; ask for a new one.');
+        const length = request.headers['content-length'];
+        const answer = await receiveUpload(
+          { db: deps.db, objects: loading.objects, maxBytes: deps.config.uploadMaxBytes },
+          {
+            jobId,
+            urlExpired: check === 'expired',
+            contentType: request.headers['content-type'],
+            contentRange: request.headers['content-range'],
+            contentLength: length === undefined ? null : Number(length),
+            body: request.raw,
+            claim: randomUUID(),
+          },
+        );
+        if (answer.status === 200) {
+          loading.notifier.notify();
+          return reply.code(200).send(answer.body);
         }
-        const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-        if (!UPLOAD_MEDIA_TYPES.includes(mediaType)) {
-          throw problem(
-            'unsupportedMediaType',
-            `Upload Content-Type must be one of ${UPLOAD_MEDIA_TYPES.join(', ')}.`,
-          );
-        }
-        const declared = Number(request.headers['content-length'] ?? NaN);
-        if (declared > deps.config.uploadMaxBytes) throw tooLarge(deps.config.uploadMaxBytes);
-        const claim = `upload:${request.id}`;
-        const job = await claimUpload(deps.db, jobId, claim);
-        if (job.object_key === null) throw new Error(`upload job ${jobId} has no object key`);
-        let bytes: number;
-        try {
-          const info = await loading.objects.put(job.object_key, request.raw, {
-            contentType: mediaType,
-            maxBytes: deps.config.uploadMaxBytes,
-          });
-          bytes = info.size;
-        } catch (err) {
-          await releaseUpload(deps.db, jobId, claim);
-          if (err instanceof ObjectTooLarge) throw tooLarge(deps.config.uploadMaxBytes);
-          throw err;
-        }
-        if (!(await queueUpload(deps.db, jobId, claim, bytes))) {
-          await loading.objects.delete(job.object_key);
-          throw problem('conflict', 'This upload URL was already used.');
-        }
-        loading.notifier.notify();
-        return { datasetId: job.dataset_id, jobId, bytes };
+        if (answer.range !== null) void reply.header('range', answer.range);
+        return reply.code(308).send(null);
       },
     );
   });
-}
-
-function tooLarge(max: number) {
-  return problem('tooLarge', `The file is larger than the limit of ${max} bytes (UPLOAD_MAX_BYTES).`);
 }

@@ -1,11 +1,30 @@
 // Schemas of load requests, jobs and their status entries.
 import { Type } from 'typebox';
-import { CONTENT_TYPES, JOB_STATUS_CODES, LOAD_MODES } from '../../domain/jobs/status.js';
+import {
+  CONTENT_TYPES,
+  JOB_STATUS_CODES,
+  LOAD_MODES,
+  UPLOAD_TYPES,
+  type UploadType,
+} from '../../domain/jobs/status.js';
 import { Timestamp, UserSummary, WorkspaceSummary } from './common.js';
 
 export const ModeQuery = Type.Object({
   mode: Type.Optional(
     Type.Unsafe<(typeof LOAD_MODES)[number]>({ type: 'string', enum: [...LOAD_MODES], default: 'create' }),
+  ),
+});
+
+export const UploadUrlQuery = Type.Object({
+  ...ModeQuery.properties,
+  type: Type.Optional(
+    Type.Unsafe<UploadType>({
+      type: 'string',
+      enum: [...UPLOAD_TYPES],
+      default: 'singlerequest',
+      description:
+        'resumable: the URL is a resumable session (Google Cloud Storage semantics) taking the file in slices',
+    }),
   ),
 });
 
@@ -62,7 +81,15 @@ export const Job = Type.Object({
   children: Type.Array(Type.Never()),
   allChildrenSucceeded: Type.Null(),
   mode: Type.String(),
-  contentType: Type.Union([Type.String(), Type.Null()]),
+  contentType: Type.Union([Type.String(), Type.Null()], {
+    description: 'The format the file is read as (for uploads, the one the PUT named)',
+  }),
+  uploadType: Type.Union(
+    [Type.Unsafe<UploadType>({ type: 'string', enum: [...UPLOAD_TYPES] }), Type.Null()],
+    {
+      description: 'uploadUrl jobs: singlerequest or resumable; null for recordsLoad',
+    },
+  ),
 });
 
 export const JobParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 64 }) });

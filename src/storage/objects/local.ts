@@ -25,6 +25,8 @@ const FILE_CHUNK_BYTES = 1 << 20;
 
 /** Objects as files below `root`; every path goes through safeObjectPath. */
 export class LocalObjectStore implements ObjectStore {
+  /** Uploads and downloads go through the service's own signed URLs. */
+  readonly presigned = null;
   private readonly tmpDir: string;
 
   constructor(private readonly root: string) {

@@ -7,6 +7,8 @@ export interface ObjectInfo {
   key: string;
   size: number;
   lastModified: Date;
+  /** The Content-Type it was stored with, where the store keeps one (S3). */
+  contentType?: string;
 }
 
 export interface PutOptions {
@@ -33,12 +35,17 @@ export interface ObjectStore {
   /** Every object whose key starts with `prefix` (a folder, ending in `/`). */
   list(prefix: string): Promise<ObjectInfo[]>;
   deletePrefix(prefix: string): Promise<void>;
-  /** Present when the store signs its own upload URLs (S3); the local store is served by the API. */
-  presignPut?(
-    key: string,
-    options: { contentType: string; expiresInSeconds: number },
-  ): Promise<PresignedRequest>;
-  presignGet?(key: string, options: { expiresInSeconds: number }): Promise<PresignedRequest>;
+  /**
+   * Set when clients upload and download through the store's own presigned URLs (S3 with
+   * S3_TRANSFERS=direct); null when the service's signed URLs carry the bytes.
+   */
+  readonly presigned: PresignedTransfers | null;
+}
+
+/** URLs a client uses against the store directly, bypassing the service. */
+export interface PresignedTransfers {
+  put(key: string, options: { expiresInSeconds: number }): Promise<PresignedRequest>;
+  get(key: string, options: { expiresInSeconds: number }): Promise<PresignedRequest>;
 }
 
 /** The object is absent. */
@@ -59,6 +66,11 @@ export class ObjectTooLarge extends Error {
 export const objectKeys = {
   dataset: (datasetId: string) => `datasets/${datasetId}/`,
   upload: (datasetId: string, jobId: string) => `datasets/${datasetId}/uploads/${jobId}`,
+  /** The slices a resumable upload session persisted, one object each. */
+  uploadSlices: (datasetId: string, jobId: string) => `datasets/${datasetId}/uploads/${jobId}.slices/`,
+  /** The slice that starts at byte `start`; zero-padded so keys sort in file order. */
+  uploadSlice: (datasetId: string, jobId: string, start: number) =>
+    `datasets/${datasetId}/uploads/${jobId}.slices/${String(start).padStart(15, '0')}`,
   exportsOf: (datasetId: string) => `datasets/${datasetId}/exports/`,
   export: (datasetId: string, generation: number, ext: 'csv' | 'ndjson') =>
     `datasets/${datasetId}/exports/${generation}.${ext}`,

@@ -21,6 +21,7 @@ import {
   type ObjectInfo,
   type ObjectStore,
   type PresignedRequest,
+  type PresignedTransfers,
   type PutOptions,
 } from './object-store.js';
 import type { S3Settings } from './storage-config.js';
@@ -31,7 +32,7 @@ const DELETE_BATCH = 1000;
 /** What the store needs: the bucket settings, and credentials when not from the default chain. */
 export type S3StoreOptions = Pick<
   S3Settings,
-  'bucket' | 'region' | 'endpoint' | 'publicEndpoint' | 'forcePathStyle'
+  'bucket' | 'region' | 'endpoint' | 'publicEndpoint' | 'forcePathStyle' | 'transfers'
 > & {
   credentials?: S3ClientConfig['credentials'];
 };
@@ -44,6 +45,7 @@ export class S3ObjectStore implements ObjectStore {
   private readonly bucket: string;
   /** Set once the store answered that it lacks DeleteObjects (GCS's XML API): delete one by one. */
   private batchDeleteUnsupported = false;
+  readonly presigned: PresignedTransfers | null;
 
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
@@ -66,6 +68,10 @@ export class S3ObjectStore implements ObjectStore {
       publicEndpoint === options.endpoint
         ? this.client
         : new S3Client({ ...base, ...(publicEndpoint !== null ? { endpoint: publicEndpoint } : {}) });
+    this.presigned =
+      options.transfers === 'direct'
+        ? { put: (key, o) => this.presignPut(key, o), get: (key, o) => this.presignGet(key, o) }
+        : null;
   }
 
   async put(key: string, body: Readable, options: PutOptions): Promise<ObjectInfo> {
@@ -111,7 +117,12 @@ export class S3ObjectStore implements ObjectStore {
     checkKey(key);
     try {
       const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return { key, size: res.ContentLength ?? 0, lastModified: res.LastModified ?? new Date(0) };
+      return {
+        key,
+        size: res.ContentLength ?? 0,
+        lastModified: res.LastModified ?? new Date(0),
+        ...(res.ContentType !== undefined ? { contentType: res.ContentType } : {}),
+      };
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
@@ -170,15 +181,12 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async presignPut(
-    key: string,
-    options: { contentType: string; expiresInSeconds: number },
-  ): Promise<PresignedRequest> {
+  async presignPut(key: string, options: { expiresInSeconds: number }): Promise<PresignedRequest> {
     checkKey(key);
     // Neither Content-Type nor Content-Length is signed: the client may send any accepted media
-    // type, and a PUT cannot be held to a length it does not declare up front. The size limit is
-    // applied when the upload is noticed (see domain/jobs/arrivals.ts); options.contentType is
-    // recorded on the job instead.
+    // type (it decides the format, read back with HEAD), and a PUT cannot be held to a length it
+    // does not declare up front. The size limit is applied when the upload is noticed (see
+    // domain/jobs/arrivals.ts).
     const command = new PutObjectCommand({ Bucket: this.bucket, Key: key });
     return this.presign(command, options.expiresInSeconds);
   }

@@ -5,6 +5,14 @@
 export const STORAGE_KINDS = ['local', 's3'] as const;
 export type StorageKind = (typeof STORAGE_KINDS)[number];
 
+/**
+ * Who carries the bytes of uploads and downloads: the service (its own signed URLs, streamed to
+ * and from the bucket; works with clients that attach their bearer token to every request, as
+ * DXAPI clients do, which S3 refuses on a presigned URL) or the store (its presigned URLs).
+ */
+export const S3_TRANSFERS = ['service', 'direct'] as const;
+export type S3Transfers = (typeof S3_TRANSFERS)[number];
+
 /** Settings of the S3-compatible store (AWS S3, GCS interoperability, MinIO, R2). */
 export interface S3Settings {
   bucket: string;
@@ -15,6 +23,7 @@ export interface S3Settings {
   publicEndpoint: string | null;
   /** `https://host/bucket/key` instead of `https://bucket.host/key` (MinIO, most self-hosted stores). */
   forcePathStyle: boolean;
+  transfers: S3Transfers;
   /** Shared secret of the bucket-notification webhook; null leaves the webhook off. */
   notificationToken: string | null;
   /** How often a worker HEADs the objects of jobs still awaiting their upload. */
@@ -32,6 +41,7 @@ export interface StorageVars {
   S3_ENDPOINT: string;
   S3_PUBLIC_ENDPOINT: string;
   S3_FORCE_PATH_STYLE: boolean;
+  S3_TRANSFERS: S3Transfers;
   S3_NOTIFICATION_TOKEN: string;
   S3_POLL_MS: number;
 }
@@ -61,6 +71,11 @@ export function readStorageConfig(v: StorageVars, problems: string[]): StorageCo
   if (v.S3_NOTIFICATION_TOKEN !== '' && v.S3_NOTIFICATION_TOKEN.length < 32) {
     problems.push('S3_NOTIFICATION_TOKEN: must be at least 32 characters');
   }
+  if (v.S3_NOTIFICATION_TOKEN !== '' && v.S3_TRANSFERS !== 'direct') {
+    problems.push(
+      'S3_NOTIFICATION_TOKEN: only used with S3_TRANSFERS=direct (with service transfers the service sees every upload itself)',
+    );
+  }
   return {
     kind: 's3',
     s3: {
@@ -69,6 +84,7 @@ export function readStorageConfig(v: StorageVars, problems: string[]): StorageCo
       endpoint: v.S3_ENDPOINT === '' ? null : v.S3_ENDPOINT.replace(/\/+$/, ''),
       publicEndpoint: v.S3_PUBLIC_ENDPOINT === '' ? null : v.S3_PUBLIC_ENDPOINT.replace(/\/+$/, ''),
       forcePathStyle: v.S3_FORCE_PATH_STYLE,
+      transfers: v.S3_TRANSFERS,
       notificationToken: v.S3_NOTIFICATION_TOKEN === '' ? null : v.S3_NOTIFICATION_TOKEN,
       pollMs: v.S3_POLL_MS,
     },

@@ -1,20 +1,55 @@
-// Job type `uploadUrl`: the file was PUT to a signed URL and sits in the object store.
-import { ObjectNotFound } from '../../storage/objects/index.js';
+// Job type `uploadUrl`: the file was PUT to an upload URL and sits in the object store, whole under
+// the job's object key, or (a resumable session) as consecutive slices read back in order.
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { asUploadType } from '../../domain/jobs/status.js';
+import type { DatasetJobRow } from '../../storage/db/tables.js';
+import { objectKeys, ObjectNotFound, type ObjectStore } from '../../storage/objects/index.js';
 import { JobFailure } from '../failure.js';
 import { formatOf, type JobTypeModule } from './job-type.js';
 
-/** Reads the uploaded object; deletes it once the job has ended. */
+/** Reads the uploaded file; deletes it once the job has ended. */
 export const uploadJob: JobTypeModule = {
   async open({ job, objects }) {
+    const format = formatOf(job.content_type);
+    if (asUploadType(job.upload_type) === 'resumable') {
+      return { body: await sliceStream(objects, job), format };
+    }
     if (job.object_key === null) throw new JobFailure('The job has no uploaded file.');
     try {
-      return { body: await objects.get(job.object_key), format: formatOf(job.content_type) };
+      return { body: await objects.get(job.object_key), format };
     } catch (err) {
       if (err instanceof ObjectNotFound) throw new JobFailure('The uploaded file is gone.');
       throw err;
     }
   },
   async cleanup({ job, objects }) {
-    if (job.object_key !== null) await objects.delete(job.object_key);
+    if (asUploadType(job.upload_type) === 'resumable') {
+      await objects.deletePrefix(objectKeys.uploadSlices(job.dataset_id, job.id));
+    } else if (job.object_key !== null) await objects.delete(job.object_key);
   },
 };
+
+/** The slices of a resumable session as one stream, after checking they cover the file exactly. */
+async function sliceStream(objects: ObjectStore, job: DatasetJobRow): Promise<Readable> {
+  const total = Number(job.upload_total ?? -1);
+  const slices = await objects.list(objectKeys.uploadSlices(job.dataset_id, job.id));
+  let next = 0;
+  const keys: string[] = [];
+  for (const slice of slices) {
+    const start = Number(slice.key.slice(slice.key.lastIndexOf('/') + 1));
+    // A slice beyond the persisted prefix is one whose store outran a crash: never part of the file.
+    if (start >= total) continue;
+    if (start !== next)
+      throw new JobFailure(`The uploaded file is incomplete (bytes from ${next} are missing).`);
+    keys.push(slice.key);
+    next += slice.size;
+  }
+  if (next !== total) throw new JobFailure(`The uploaded file is incomplete (${next} of ${total} bytes).`);
+  const out = new PassThrough({ highWaterMark: 1 << 16 });
+  void (async () => {
+    for (const key of keys) await pipeline(await objects.get(key), out, { end: false });
+    out.end();
+  })().catch((err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err))));
+  return out;
+}
