@@ -113,6 +113,29 @@ void describe('proxy errors', () => {
     }
   });
 
+  void it('X-MIGVID (the header of existing DXAPI callers) is checked like X-PROXYVID', async () => {
+    const url = `${s.proxy.url}/v4/echoes`;
+    const ok = await call(url, { headers: { authorization: AUTH, 'x-migvid': s.id } });
+    assert.equal(ok.status, 200);
+    const echo = JSON.parse(ok.body.toString()) as { headers: Record<string, string> };
+    assert.equal(echo.headers['x-migvid'], undefined, 'stripped before the upstream');
+    assert.equal(echo.headers['x-proxyvid'], undefined);
+    // Both, naming the same ID, are one ID; naming two is ambiguous.
+    const both = { authorization: AUTH, 'x-migvid': s.id, 'x-proxyvid': s.id };
+    assert.equal((await call(url, { headers: both })).status, 200);
+    badProxyId(await call(url, { headers: { ...both, 'x-proxyvid': `${s.id}x` } }));
+    // The 400 names the header the caller used.
+    for (const id of ['', 'nope', `${s.id}x`]) {
+      assertProblem(
+        await call(url, { headers: { authorization: AUTH, 'x-migvid': id } }),
+        400,
+        'https://tools.ietf.org/html/rfc9110#section-15.5.1',
+        'Invalid X-MIGVID Header',
+        /^Requests must carry a valid X-MIGVID header\.$/,
+      );
+    }
+  });
+
   void it('a revoked proxy ID gives 400 once the periodic refresh has run', async () => {
     const { id, info } = await s.store.create('soon revoked');
     await new Promise((r) => setTimeout(r, 400));

@@ -63,6 +63,8 @@ export interface Harness {
   otherToken(): Promise<string>;
   /** Polls a job until it reaches a final state. */
   waitForJob(jobId: string, timeoutMs?: number): Promise<JobBody>;
+  /** Stops the service and starts it again on the same database, files and port. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -83,13 +85,13 @@ export async function startHarness(dialect: Dialect, env: Record<string, string>
     SHUTDOWN_GRACE_MS: '2000',
     ...env,
   });
-  const service = await startService(config, {
-    logger: false,
-    ...(dialect === 'postgres' ? { database: { schema } } : {}),
-  });
+  const start = () =>
+    startService(config, { logger: false, ...(dialect === 'postgres' ? { database: { schema } } : {}) });
+  let service = await start();
   const baseUrl = service.apiUrl ?? '';
-  // Signed URLs must point at the port actually bound.
+  // Signed URLs must point at the port actually bound, which a restart binds again.
   config.publicUrl = baseUrl;
+  config.apiPort = Number(new URL(baseUrl).port);
   const newToken = async (name: string) => {
     const created = await createApp(service.database.db, { name, alg: 'ES256' });
     const issued = await mintAccessToken(service.database.db, {
@@ -140,7 +142,7 @@ export async function startHarness(dialect: Dialect, env: Record<string, string>
       await new Promise((r) => setTimeout(r, 25));
     }
   };
-  return {
+  const harness: Harness = {
     config,
     service,
     records: createRecordStore(service.database),
@@ -151,6 +153,13 @@ export async function startHarness(dialect: Dialect, env: Record<string, string>
     defineDataset,
     waitForJob,
     otherToken: () => newToken('Another app'),
+    async restart() {
+      await service.close();
+      service = await start();
+      harness.service = service;
+      // Let the client side see its keep-alive sockets to the old process close before reusing any.
+      await new Promise((r) => setTimeout(r, 100));
+    },
     async close() {
       await service.close();
       if (dialect === 'postgres') {
@@ -162,4 +171,5 @@ export async function startHarness(dialect: Dialect, env: Record<string, string>
       await rm(dir, { recursive: true, force: true });
     },
   };
+  return harness;
 }
