@@ -111,5 +111,8 @@ test('storage mistakes are reported one by one', () => {
     problemsOf({ STORAGE: 's3', S3_BUCKET: 'dx', S3_NOTIFICATION_TOKEN: 'n'.repeat(32) }).join('\n'),
     /^S3_NOTIFICATION_TOKEN: only used with S3_TRANSFERS=direct/m,
   );
-  assert.match(problemsOf({ STORAGE: 's3', S3_BUCKET: 'dx', S3_TRANSFERS: 'proxy' }).join('\n'), /^S3_TRANSFERS:/m);
+  assert.match(
+    problemsOf({ STORAGE: 's3', S3_BUCKET: 'dx', S3_TRANSFERS: 'proxy' }).join('\n'),
+    /^S3_TRANSFERS:/m,
+  );
 });

@@ -21,9 +21,11 @@ export interface ScaleOutStack {
 /** Starts the S3 server and the API; workers are started by the tests. */
 export async function startScaleOutStack(): Promise<ScaleOutStack> {
   const s3 = await startS3();
+  // Clients PUT to the bucket's presigned URLs, so the worker processes must notice the uploads.
+  const env = { ...s3.env, S3_TRANSFERS: 'direct' };
   let h: Harness;
   try {
-    h = await startHarness('postgres', { ...s3.env, ROLES: 'api', LOAD_URL_ALLOWLIST: '127.0.0.1/32' });
+    h = await startHarness('postgres', { ...env, ROLES: 'api', LOAD_URL_ALLOWLIST: '127.0.0.1/32' });
   } catch (err) {
     await s3.close();
     throw err;
@@ -35,7 +37,7 @@ export async function startScaleOutStack(): Promise<ScaleOutStack> {
   // A child joins the schema through the connection's search_path, as any deployment could.
   url.searchParams.set('options', `-c search_path=${rows[0]?.schema ?? ''}`);
   const base = {
-    ...s3.env,
+    ...env,
     ...S3_TEST_CREDENTIALS,
     DATABASE_URL: url.toString(),
     DATA_DIR: h.config.dataDir,
