@@ -91,6 +91,17 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         );
       const query = (url: string, total: number | '*' = '*') =>
         send(url, { 'content-range': `bytes */${total}` });
+      const completed = async (jobId: string): Promise<JobBody> => {
+        const job = await h.waitForJob(jobId);
+        assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+        return job;
+      };
+      const singleUrl = async (id: string) =>
+        (
+          await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
+            contentType: 'csv',
+          })
+        ).json;
       const status = async (jobId: string) =>
         (await h.api<JobBody & { uploadType: string }>('GET', `/datasets/jobs/${jobId}`)).json;
 
@@ -116,12 +127,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
           const last = await slice(up.url, file, start, file.length - 1);
           assert.equal(last.status, 200, last.text);
           assert.deepEqual(JSON.parse(last.text), { datasetId: id, jobId: up.jobId, bytes: file.length });
-          const job = await h.waitForJob(up.jobId);
-          assert.equal(
-            job.currentStatus.datasetJobStatusName,
-            'Completed',
-            JSON.stringify(job.currentStatus),
-          );
+          const job = await completed(up.jobId);
           assert.equal(job.currentStatus.logData?.rowsLoaded, 3000);
           const records = await allRecords(h, id);
           assert.equal(records.length, 3000);
@@ -151,12 +157,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
           assert.equal(q.status, 308);
           assert.equal(q.range, 'bytes=0-1999');
           assert.equal((await slice(up.url, file, 2000, file.length - 1)).status, 200);
-          const job = await h.waitForJob(up.jobId);
-          assert.equal(
-            job.currentStatus.datasetJobStatusName,
-            'Completed',
-            JSON.stringify(job.currentStatus),
-          );
+          const job = await completed(up.jobId);
           assert.equal(job.currentStatus.logData?.rowsRead, 500, 'no line read twice');
           assert.equal((await allRecords(h, id)).length, 500);
         },
@@ -172,8 +173,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         assert.equal(where.status, 308);
         assert.equal(where.range, 'bytes=0-4095');
         assert.equal((await slice(up.url, file, 4096, file.length - 1)).status, 200);
-        const job = await h.waitForJob(up.jobId);
-        assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+        const job = await completed(up.jobId);
         assert.equal((await allRecords(h, id)).length, 800);
       });
 
@@ -184,7 +184,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         assert.equal((await slice(up.url, file, 0, 1023, '*')).range, 'bytes=0-1023');
         assert.equal((await slice(up.url, file, 1024, file.length - 1, '*')).status, 308);
         assert.equal((await query(up.url, file.length)).status, 200);
-        assert.equal((await h.waitForJob(up.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+        await completed(up.jobId);
         assert.equal((await allRecords(h, id)).length, 200);
       });
 
@@ -209,7 +209,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
           assert.equal((await send(up.url, { 'content-range': 'bytes=0-10' }, Buffer.from('x'))).status, 400);
           assert.equal((await query(up.url)).range, 'bytes=0-99');
           assert.equal((await slice(up.url, file, 100, file.length - 1)).status, 200);
-          assert.equal((await h.waitForJob(up.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+          await completed(up.jobId);
         },
       );
 
@@ -240,23 +240,16 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         async () => {
           const id = await h.defineDataset(PROPS, ['id']);
           // Asked for as CSV, sent as JSON: the client's code does exactly that.
-          const single = await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-            contentType: 'csv',
-          });
+          const single = await singleUrl(id);
           const json = Buffer.from(
             JSON.stringify([
               { id: 1, name: 'ann' },
               { id: 2, name: 'bob' },
             ]),
           );
-          const put = await send(single.json.url, { 'content-type': 'application/json' }, json);
+          const put = await send(single.url, { 'content-type': 'application/json' }, json);
           assert.equal(put.status, 200, put.text);
-          const job = await h.waitForJob(single.json.jobId);
-          assert.equal(
-            job.currentStatus.datasetJobStatusName,
-            'Completed',
-            JSON.stringify(job.currentStatus),
-          );
+          const job = await completed(single.jobId);
           assert.equal(job.contentType, 'json');
           // TSV in a resumable session; octet-stream leaves the declared format.
           const up = await open(id, 'csv');
@@ -270,12 +263,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
             tsv,
           );
           assert.equal(r.status, 200, r.text);
-          const tsvJob = await h.waitForJob(up.jobId);
-          assert.equal(
-            tsvJob.currentStatus.datasetJobStatusName,
-            'Completed',
-            JSON.stringify(tsvJob.currentStatus),
-          );
+          const tsvJob = await completed(up.jobId);
           assert.equal(tsvJob.contentType, 'tsv');
           assert.deepEqual(await allRecords(h, id), [{ id: 3, name: 'cy' }]);
         },
@@ -287,20 +275,18 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         async () => {
           const id = await h.defineDataset(PROPS, ['id']);
           const file = csv(50);
-          const res = await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-            contentType: 'csv',
-          });
-          const part = await slice(res.json.url, file, 0, 99);
+          const res = await singleUrl(id);
+          const part = await slice(res.url, file, 0, 99);
           assert.equal(part.status, 400);
           const problem = JSON.parse(part.text) as { errors: Record<string, string[]>; detail: string };
           assert.ok('Content-Range' in problem.errors, part.text);
           assert.match(problem.detail, /type=resumable/);
-          assert.equal((await status(res.json.jobId)).currentStatus.datasetJobStatusName, 'Created');
-          assert.equal(await h.objects.head(`datasets/${id}/uploads/${res.json.jobId}`), null);
+          assert.equal((await status(res.jobId)).currentStatus.datasetJobStatusName, 'Created');
+          assert.equal(await h.objects.head(`datasets/${id}/uploads/${res.jobId}`), null);
           // The whole file with a Content-Range that says so is taken.
-          const whole = await slice(res.json.url, file, 0, file.length - 1);
+          const whole = await slice(res.url, file, 0, file.length - 1);
           assert.equal(whole.status, 200, whole.text);
-          assert.equal((await h.waitForJob(res.json.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+          await completed(res.jobId);
           assert.equal((await allRecords(h, id)).length, 50);
         },
       );
@@ -310,11 +296,9 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         { skip },
         async () => {
           const id = await h.defineDataset(PROPS, ['id']);
-          const res = await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-            contentType: 'csv',
-          });
-          assert.equal((await send(res.json.url, { 'content-type': 'text/csv' }, csv(3))).status, 200);
-          await h.waitForJob(res.json.jobId);
+          const res = await singleUrl(id);
+          assert.equal((await send(res.url, { 'content-type': 'text/csv' }, csv(3))).status, 200);
+          await h.waitForJob(res.jobId);
           const link = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
             contentType: 'csv',
           });
