@@ -173,7 +173,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         assert.equal(where.status, 308);
         assert.equal(where.range, 'bytes=0-4095');
         assert.equal((await slice(up.url, file, 4096, file.length - 1)).status, 200);
-        const job = await completed(up.jobId);
+        await completed(up.jobId);
         assert.equal((await allRecords(h, id)).length, 800);
       });
 
