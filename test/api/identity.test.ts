@@ -1,7 +1,7 @@
 // Installations, client tokens and /auth/me over HTTP, on SQLite and PostgreSQL.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { databaseTargets } from '../support/databases.js';
 import {
@@ -198,6 +198,26 @@ for (const target of await databaseTargets()) {
         (await get(url, await partner.jwt({ issuedAt: now + 30, ttlSeconds: 600 }))).statusCode,
         200,
       );
+      // A JWT dated ahead does not outlive the hour: iat (or nbf) beyond the leeway is refused,
+      // naming the claim and the server time.
+      const tenYears = 10 * 365 * 86400;
+      const ahead = await get(url, await partner.jwt({ issuedAt: now + tenYears, ttlSeconds: 3600 }));
+      assert.equal(ahead.statusCode, 401);
+      assert.match(problemOf(ahead).detail, /claim iat .* lies in the future; the server time is \d+/);
+      assert.equal(
+        (await get(url, await partner.jwt({ issuedAt: now + 120, ttlSeconds: 600 }))).statusCode,
+        401,
+      );
+      const notYet = await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: partner.kid })
+        .setIssuer(partner.app.id)
+        .setIssuedAt(now)
+        .setNotBefore(now + 600)
+        .setExpirationTime(now + 1200)
+        .sign(createPrivateKey(partner.privateKeyPem));
+      const nbf = await get(url, notYet);
+      assert.equal(nbf.statusCode, 401);
+      assert.match(problemOf(nbf).detail, /claim nbf/);
     });
 
     test('an ES256 app works the same way', async () => {

@@ -3,6 +3,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { AppKeyRow, AppRow } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
+import { nowSeconds } from '../../lib/time.js';
 import { activeAppKeys } from './apps.js';
 import type { Db } from './users.js';
 
@@ -48,6 +49,22 @@ export async function verifyAppJwt(db: Db, token: string, options: AppJwtOptions
   }
   if (claims.exp - claims.iat > MAX_JWT_LIFETIME_SECONDS) {
     throw unauthenticated(`The JWT lives longer than ${MAX_JWT_LIFETIME_SECONDS} seconds (exp - iat).`);
+  }
+  // exp - iat alone would let a JWT dated years ahead work until then: every instant is also
+  // held to the server's clock.
+  const now = nowSeconds();
+  for (const claim of ['iat', 'nbf'] as const) {
+    const value = claims[claim];
+    if (typeof value === 'number' && value > now + CLOCK_SKEW_SECONDS) {
+      throw unauthenticated(
+        `The JWT claim ${claim} (${value}) lies in the future; the server time is ${now}.`,
+      );
+    }
+  }
+  if (claims.exp > now + MAX_JWT_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) {
+    throw unauthenticated(
+      `The JWT claim exp (${claims.exp}) is more than ${MAX_JWT_LIFETIME_SECONDS} seconds after the server time ${now}.`,
+    );
   }
 
   const keys = (await activeAppKeys(db, app.id)).filter((k) => kid === undefined || k.kid === kid);
