@@ -15,6 +15,11 @@ export const ERROR_KINDS = {
     title: 'Method Not Allowed',
     type: 'https://tools.ietf.org/html/rfc9110#section-15.5.6',
   },
+  requestTimeout: {
+    status: 408,
+    title: 'Request Timeout',
+    type: 'https://tools.ietf.org/html/rfc9110#section-15.5.9',
+  },
   conflict: { status: 409, title: 'Conflict', type: 'https://tools.ietf.org/html/rfc9110#section-15.5.10' },
   gone: { status: 410, title: 'Gone', type: 'https://tools.ietf.org/html/rfc9110#section-15.5.11' },
   tooLarge: {
@@ -22,10 +27,20 @@ export const ERROR_KINDS = {
     title: 'Content Too Large',
     type: 'https://tools.ietf.org/html/rfc9110#section-15.5.14',
   },
+  uriTooLong: {
+    status: 414,
+    title: 'URI Too Long',
+    type: 'https://tools.ietf.org/html/rfc9110#section-15.5.15',
+  },
   unsupportedMediaType: {
     status: 415,
     title: 'Unsupported Media Type',
     type: 'https://tools.ietf.org/html/rfc9110#section-15.5.16',
+  },
+  headersTooLarge: {
+    status: 431,
+    title: 'Request Header Fields Too Large',
+    type: 'https://tools.ietf.org/html/rfc6585#section-5',
   },
   rateLimited: {
     status: 429,

@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
 import { acceptEmptyJsonBodies } from './body.js';
+import { clientErrorHandler } from './client-errors.js';
 import type { ApiDeps, TypedApp } from './deps.js';
 import { installProblemHandlers } from './problems.js';
 import { authRoutes } from './routes/auth.js';
@@ -65,6 +66,7 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

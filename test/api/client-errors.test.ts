@@ -1,0 +1,81 @@
+// Requests the HTTP parser refuses before any route: answered as problems, and logged (even at
+// trace level) without the request's bytes, so no credential reaches the log in any encoding.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { databaseTargets } from '../support/databases.js';
+import { startTestApp, type TestApp } from '../support/harness.js';
+import { loggerOptions } from '../../src/http/app.js';
+
+const SECRET = 'dxt_TraceLogCanary0123456789abcdefABCDEF';
+
+/** Sends raw bytes and returns everything the server answered before it closed. */
+function rawRequest(port: number, data: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(data));
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+const [sqlite] = await databaseTargets();
+
+describe('requests refused by the HTTP parser', () => {
+  let t: TestApp;
+  let port: number;
+  const lines: string[] = [];
+  before(async () => {
+    if (sqlite === undefined) throw new Error('no SQLite target');
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    t = await startTestApp(sqlite, {}, { logger: { ...(loggerOptions('trace') as object), stream } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+  });
+  after(() => t.close());
+
+  const problemOf = (answer: string) => {
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    assert.match(head, /content-type: application\/problem\+json/i);
+    assert.match(head, /connection: close/i);
+    return {
+      statusLine: head.split('\r\n')[0],
+      body: JSON.parse(body) as { status: number; source: string },
+    };
+  };
+
+  test('431 for headers too large, 400 for a malformed request: problems, no packet in the log', async () => {
+    const big = await rawRequest(
+      port,
+      `GET /api/v1/datasets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${SECRET}\r\n` +
+        `X-Filler: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    const tooLarge = problemOf(big);
+    assert.match(tooLarge.statusLine ?? '', /^HTTP\/1\.1 431 /);
+    assert.equal(tooLarge.body.status, 431);
+    assert.equal(tooLarge.body.source, 'api');
+    const bad = problemOf(
+      await rawRequest(port, `GET /x HTTP/9.9 nonsense\r\nAuthorization: Bearer ${SECRET}\r\n\r\n`),
+    );
+    assert.equal(bad.body.status, 400);
+    // The refusals were logged, and not one line carries the secret in any encoding.
+    const log = lines.join('');
+    assert.match(log, /request refused by the HTTP parser/);
+    const bytes = [...Buffer.from(SECRET)].join(',');
+    for (const form of [
+      SECRET,
+      Buffer.from(SECRET).toString('base64'),
+      Buffer.from(SECRET).toString('hex'),
+      bytes,
+    ]) {
+      assert.ok(!log.includes(form), `the log holds the secret as ${form.slice(0, 20)}…`);
+    }
+  });
+});
