@@ -25,8 +25,16 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * Files the service makes hold every tenant's records and secrets: readable by its own user only
+ * (folders 0700, files 0600), whatever umask the shell had. SQLite's own files (WAL, journal) are
+ * made by the driver, so the process-wide mask is what reaches them.
+ */
+export const PRIVATE_UMASK = 0o077;
+
 /** Runs the CLI with the process arguments; prints errors as one clear line and sets the exit code. */
 export async function main(argv: string[] = process.argv): Promise<void> {
+  process.umask(PRIVATE_UMASK);
   try {
     await buildProgram().parseAsync(argv);
   } catch (err) {

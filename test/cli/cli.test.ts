@@ -2,6 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Registry } from 'prom-client';
@@ -184,3 +186,26 @@ for (const target of await databaseTargets()) {
     });
   });
 }
+
+describe('dx files on disk', () => {
+  test('DATA_DIR is made 0700 and the SQLite files 0600, whatever the umask', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dx-modes-'));
+    try {
+      const dataDir = join(root, 'data');
+      const old = process.umask(0o022); // a shell's usual mask, which the child inherits
+      try {
+        await run(process.execPath, [BIN, 'migrate'], {
+          env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' },
+        });
+      } finally {
+        process.umask(old);
+      }
+      assert.equal(statSync(dataDir).mode & 0o777, 0o700);
+      const files = readdirSync(dataDir).filter((f) => f.startsWith('dx.sqlite'));
+      assert.ok(files.includes('dx.sqlite'), files.join(','));
+      for (const f of files) assert.equal(statSync(join(dataDir, f)).mode & 0o777, 0o600, f);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -50,7 +50,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
 
 /** Opens a better-sqlite3 connection with the pragmas every connection of the service uses. */
 export function openSqliteConnection(file: string): BetterSqlite3.Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const conn = new SqliteDatabase(file);
   conn.pragma('journal_mode = WAL');
   conn.pragma('synchronous = NORMAL');

@@ -1,6 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -19,6 +19,9 @@ describe('LocalObjectStore', () => {
     assert.equal(info.size, 8);
     assert.equal((await store.head('datasets/d1/uploads/j1'))?.size, 8);
     assert.equal(await text(await store.get('datasets/d1/uploads/j1')), 'a,b\n1,2\n');
+    // Readable by the service's user only, whatever the process umask.
+    assert.equal(statSync(join(dir, 'datasets/d1/uploads/j1')).mode & 0o777, 0o600);
+    assert.equal(statSync(join(dir, 'datasets/d1/uploads')).mode & 0o777, 0o700);
     await store.put('datasets/d1/exports/1.csv', Readable.from(['x']), opts);
     assert.deepEqual(
       (await store.list('datasets/d1/')).map((o) => o.key),

@@ -36,16 +36,16 @@ export class LocalObjectStore implements ObjectStore {
 
   async put(key: string, body: Readable, options: PutOptions): Promise<ObjectInfo> {
     const target = safeObjectPath(this.root, key);
-    await mkdir(this.tmpDir, { recursive: true });
+    await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmp = join(this.tmpDir, randomUUID());
     try {
       await pipeline(
         body,
         new ByteLimit(options.maxBytes),
-        createWriteStream(tmp, { flags: 'wx', highWaterMark: FILE_CHUNK_BYTES }),
+        createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: FILE_CHUNK_BYTES }),
         ...(options.signal !== undefined ? [{ signal: options.signal }] : []),
       );
-      await mkdir(dirname(target), { recursive: true });
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
       await rename(tmp, target);
     } catch (err) {
       await rm(tmp, { force: true });
