@@ -7,17 +7,16 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { problem, toProblemBody, type ErrorKind } from '../errors.js';
 
-const KIND_OF_CODE: Record<string, ErrorKind> = {
-  ERR_HTTP_REQUEST_TIMEOUT: 'requestTimeout',
-  HPE_HEADER_OVERFLOW: 'headersTooLarge',
-  HPE_URI_TOO_LONG: 'uriTooLong',
+/** The parser's codes with an answer of their own; any other is a 400. */
+const ANSWER_OF_CODE: Record<string, { kind: ErrorKind; detail: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { kind: 'requestTimeout', detail: 'The request was not received in time.' },
+  HPE_HEADER_OVERFLOW: {
+    kind: 'headersTooLarge',
+    detail: 'The request headers are larger than the server accepts.',
+  },
+  HPE_URI_TOO_LONG: { kind: 'uriTooLong', detail: 'The request target is longer than the server accepts.' },
 };
-
-const DETAIL: Partial<Record<ErrorKind, string>> = {
-  requestTimeout: 'The request was not received in time.',
-  headersTooLarge: 'The request headers are larger than the server accepts.',
-  uriTooLong: 'The request target is longer than the server accepts.',
-};
+const MALFORMED = { kind: 'invalid', detail: 'The request is not valid HTTP.' } as const;
 
 /** Fastify's `clientErrorHandler`: a problem answer, then the connection closes. */
 export function clientErrorHandler(
@@ -26,12 +25,12 @@ export function clientErrorHandler(
   socket: Duplex,
 ): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const kind = KIND_OF_CODE[err.code ?? ''] ?? 'invalid';
+  const answer = ANSWER_OF_CODE[err.code ?? ''] ?? MALFORMED;
   const traceId = randomUUID();
   // Never the error object: node attaches the raw request bytes to it.
   this.log.debug({ code: err.code, traceId }, 'request refused by the HTTP parser');
   if (socket.writable) {
-    const p = problem(kind, DETAIL[kind] ?? 'The request is not valid HTTP.');
+    const p = problem(answer.kind, answer.detail);
     const body = JSON.stringify(toProblemBody(p, 'api', traceId));
     socket.write(
       `HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\n` +

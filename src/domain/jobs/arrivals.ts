@@ -6,8 +6,8 @@ import type { Kysely } from 'kysely';
 import type { Tables } from '../../storage/db/tables.js';
 import type { ObjectStore } from '../../storage/objects/index.js';
 import { transitionJob } from './jobs.js';
-import { asContentType, asUploadType } from './status.js';
-import { formatOfUpload } from './upload-headers.js';
+import { asUploadType } from './status.js';
+import { declaredFormat, fileTooLargeMessage, formatOfUpload } from './upload-headers.js';
 
 /** What looking for a job's upload found. */
 export type ArrivalOutcome =
@@ -83,7 +83,7 @@ export async function checkUploadArrival(
     const failed = await transitionJob(db, job.id, {
       to: 'Failed',
       from: ['Created'],
-      log: { message: `The file is larger than the limit of ${maxBytes} bytes (UPLOAD_MAX_BYTES).` },
+      log: { message: fileTooLargeMessage(maxBytes) },
       error: { errorCount: 0, errors: [] },
       clearLease: true,
     });
@@ -93,7 +93,7 @@ export async function checkUploadArrival(
   }
   // The PUT went to the store, so its Content-Type is only known now; an unknown one cannot be
   // answered 415 any more, and the format asked for with the URL stands.
-  let format = asContentType(job.content_type ?? 'csv');
+  let format = declaredFormat(job);
   try {
     format = formatOfUpload(info.contentType, format);
   } catch {

@@ -12,13 +12,16 @@ import { problem } from '../../errors.js';
 import { transitionJobIn, type JobColumns } from './jobs.js';
 import { claimUpload, expireUpload, withUploadClaim } from './uploads.js';
 import {
+  contentRangeProblem,
+  declaredFormat,
+  fileTooLargeMessage,
   formatNamedBy,
   formatOfUpload,
   parseContentRange,
   persistedRange,
   type ContentRange,
 } from './upload-headers.js';
-import { asContentType, asUploadType, type ContentType } from './status.js';
+import { asUploadType, type ContentType } from './status.js';
 
 /** A resumable session stays open this long after its last slice (and at least the URL's hour). */
 export const RESUMABLE_IDLE_MS = 60 * 60 * 1000;
@@ -139,23 +142,21 @@ async function receiveSlice(
 ): Promise<UploadAnswer> {
   const received = Number(job.upload_received ?? 0);
   const knownTotal = job.upload_total === null ? null : Number(job.upload_total);
-  const done = (): UploadAnswer => ({
-    status: 200,
-    body: { datasetId: job.dataset_id, jobId: job.id, bytes: received },
-  });
   if (job.status !== 'Created') {
-    if (knownTotal !== null && received === knownTotal) return done();
+    if (knownTotal !== null && received === knownTotal) {
+      return { status: 200, body: { datasetId: job.dataset_id, jobId: job.id, bytes: received } };
+    }
     throw problem('conflict', 'This upload session has ended.');
   }
   const total = range.kind === 'whole' ? null : range.total;
   if (total !== null && knownTotal !== null && total !== knownTotal) {
-    throw rangeProblem(`declares a total of ${total} bytes, but the session's file has ${knownTotal}`);
+    throw contentRangeProblem(`declares a total of ${total} bytes, but the session's file has ${knownTotal}`);
   }
   if (total !== null && total > deps.maxBytes) throw tooLarge(deps.maxBytes);
 
   if (range.kind === 'query') {
     if (total !== null && total < received)
-      throw rangeProblem(`declares ${total} bytes, fewer than persisted`);
+      throw contentRangeProblem(`declares ${total} bytes, fewer than persisted`);
     // `bytes */TOTAL` once every byte is there ends a session whose total was unknown until now.
     if (total !== null && total === received && received > 0) {
       return finish(deps, job, put, { from: received, to: received, total, format: null });
@@ -164,7 +165,9 @@ async function receiveSlice(
   }
   if (range.kind === 'whole') {
     if (received > 0) {
-      throw rangeProblem('is missing: once a session has persisted bytes, each PUT must name its range');
+      throw contentRangeProblem(
+        'is missing: once a session has persisted bytes, each PUT must name its range',
+      );
     }
     return finish(deps, job, put, { from: 0, to: null, total: null, format: formatNamedBy(put.contentType) });
   }
@@ -172,7 +175,7 @@ async function receiveSlice(
   // says where the session stands and the client resumes from there.
   if (range.start > received || range.end < received) return { status: 308, range: persistedRange(received) };
   if (put.contentLength !== null && put.contentLength !== range.end - range.start + 1) {
-    throw rangeProblem(
+    throw contentRangeProblem(
       `names ${range.end - range.start + 1} bytes but Content-Length is ${put.contentLength}`,
     );
   }
@@ -286,21 +289,12 @@ function checkLength(deps: UploadReceiverDeps, contentLength: number | null, tot
   if (contentLength !== null && contentLength > deps.maxBytes) throw tooLarge(deps.maxBytes);
   if (total !== null && total > deps.maxBytes) throw tooLarge(deps.maxBytes);
   if (total !== null && contentLength !== null && contentLength !== total) {
-    throw rangeProblem(`names ${total} bytes but Content-Length is ${contentLength}`);
+    throw contentRangeProblem(`names ${total} bytes but Content-Length is ${contentLength}`);
   }
 }
 
-/** The format the URL was asked for. */
-function declaredFormat(job: DatasetJobRow): ContentType {
-  return asContentType(job.content_type ?? 'csv');
-}
-
-function rangeProblem(why: string) {
-  return problem('invalid', `The Content-Range header ${why}.`, { errors: { 'Content-Range': [why] } });
-}
-
 function bodyDoesNotMatchRange(got: number, promised: number) {
-  return rangeProblem(
+  return contentRangeProblem(
     got > promised
       ? `promised ${promised} bytes but the body is longer`
       : `promised ${promised} bytes but the body had ${got}`,
@@ -308,7 +302,7 @@ function bodyDoesNotMatchRange(got: number, promised: number) {
 }
 
 function tooLarge(max: number) {
-  return problem('tooLarge', `The file is larger than the limit of ${max} bytes (UPLOAD_MAX_BYTES).`);
+  return problem('tooLarge', fileTooLargeMessage(max));
 }
 
 /** The body without its first `n` bytes. */

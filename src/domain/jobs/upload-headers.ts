@@ -1,8 +1,9 @@
 // The two request headers that shape an upload: Content-Type (which parser reads the file) and
 // Content-Range (which bytes of the file a PUT carries, as a Google Cloud Storage resumable session
 // reads it: https://cloud.google.com/storage/docs/performing-resumable-uploads).
-import { problem } from '../../errors.js';
-import type { ContentType } from './status.js';
+import type { DatasetJobRow } from '../../storage/db/tables.js';
+import { problem, type ProblemError } from '../../errors.js';
+import { asContentType, type ContentType } from './status.js';
 
 /** Media types an upload may be sent with, and the format each one means (null: the declared one). */
 const UPLOAD_MEDIA_TYPES: Record<string, ContentType | null> = {
@@ -55,8 +56,7 @@ const RANGE = /^bytes\s+(?:(\d{1,15})-(\d{1,15})|(\*))\/(\d{1,15}|\*)$/i;
 export function parseContentRange(header: string | undefined): ContentRange {
   if (header === undefined || header.trim() === '') return { kind: 'whole' };
   const m = RANGE.exec(header.trim());
-  const invalid = (why: string) =>
-    problem('invalid', `The Content-Range header ${why}.`, { errors: { 'Content-Range': [why] } });
+  const invalid = contentRangeProblem;
   if (m === null) throw invalid('must be "bytes START-END/TOTAL", "bytes START-END/*" or "bytes */TOTAL"');
   const total = m[4] === '*' ? null : Number(m[4]);
   if (m[3] === '*') return { kind: 'query', total };
@@ -65,6 +65,21 @@ export function parseContentRange(header: string | undefined): ContentRange {
   if (end < start) throw invalid('names an end before its start');
   if (total !== null && end >= total) throw invalid('names bytes beyond the total');
   return { kind: 'slice', start, end, total };
+}
+
+/** A 400 naming the Content-Range header and why it cannot be taken. */
+export function contentRangeProblem(why: string): ProblemError {
+  return problem('invalid', `The Content-Range header ${why}.`, { errors: { 'Content-Range': [why] } });
+}
+
+/** Why a file over UPLOAD_MAX_BYTES was refused (a 413 on receipt, a failed job on arrival). */
+export function fileTooLargeMessage(maxBytes: number): string {
+  return `The file is larger than the limit of ${maxBytes} bytes (UPLOAD_MAX_BYTES).`;
+}
+
+/** The format asked for with the upload URL. */
+export function declaredFormat(job: Pick<DatasetJobRow, 'content_type'>): ContentType {
+  return asContentType(job.content_type ?? 'csv');
 }
 
 /** The Range header of a resumable session's answer: the persisted prefix, or none when empty. */

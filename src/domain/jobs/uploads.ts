@@ -66,7 +66,7 @@ export async function withUploadClaim<T>(
 export async function expireUpload(
   db: Kysely<Tables>,
   objects: ObjectStore,
-  job: Pick<DatasetJobRow, 'id' | 'dataset_id' | 'upload_type'>,
+  job: UploadedFileOf,
 ): Promise<boolean> {
   const resumable = asUploadType(job.upload_type) === 'resumable';
   const moved = await transitionJob(db, job.id, {
@@ -79,6 +79,16 @@ export async function expireUpload(
     },
     clearLease: true,
   });
-  if (resumable) await objects.deletePrefix(objectKeys.uploadSlices(job.dataset_id, job.id));
+  await deleteUploadedFile(objects, job);
   return moved;
+}
+
+/** What names the file an upload persisted. */
+export type UploadedFileOf = Pick<DatasetJobRow, 'id' | 'dataset_id' | 'object_key' | 'upload_type'>;
+
+/** Deletes what an upload persisted: the whole file, or a resumable session's slices. */
+export async function deleteUploadedFile(objects: ObjectStore, job: UploadedFileOf): Promise<void> {
+  if (asUploadType(job.upload_type) === 'resumable') {
+    await objects.deletePrefix(objectKeys.uploadSlices(job.dataset_id, job.id));
+  } else if (job.object_key !== null) await objects.delete(job.object_key);
 }

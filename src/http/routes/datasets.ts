@@ -28,8 +28,8 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      const { tag_ids, tagIds, ...rest } = request.body;
-      const input = { ...rest, ...((tagIds ?? tag_ids) !== undefined ? { tagIds: tagIds ?? tag_ids } : {}) };
+      const { tag_ids, tagIds = tag_ids, ...rest } = request.body;
+      const input = { ...rest, ...(tagIds !== undefined ? { tagIds } : {}) };
       return reply.code(201).send(await createDataset(deps.db, installationOf(request), input));
     },
   );

@@ -3,6 +3,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { asUploadType } from '../../domain/jobs/status.js';
+import { deleteUploadedFile } from '../../domain/jobs/uploads.js';
 import type { DatasetJobRow } from '../../storage/db/tables.js';
 import { objectKeys, ObjectNotFound, type ObjectStore } from '../../storage/objects/index.js';
 import { JobFailure } from '../failure.js';
@@ -24,9 +25,7 @@ export const uploadJob: JobTypeModule = {
     }
   },
   async cleanup({ job, objects }) {
-    if (asUploadType(job.upload_type) === 'resumable') {
-      await objects.deletePrefix(objectKeys.uploadSlices(job.dataset_id, job.id));
-    } else if (job.object_key !== null) await objects.delete(job.object_key);
+    await deleteUploadedFile(objects, job);
   },
 };
 
