@@ -1,0 +1,46 @@
+// The dependency rule of docs/architecture.md, checked by `npm run lint`:
+//   cli → runtime → {http, worker, proxy} → domain → storage → foundation (lib, net, config, errors)
+// Every arrow points down; nothing points up or sideways between the three roles; no cycles.
+const LAYERS_ABOVE = {
+  foundation: 'storage|domain|http|worker|proxy|runtime|cli',
+  storage: 'domain|http|worker|proxy|runtime|cli',
+  domain: 'http|worker|proxy|runtime|cli',
+  http: 'worker|proxy|runtime|cli',
+  worker: 'http|proxy|runtime|cli',
+  proxy: 'http|worker|runtime|cli',
+  runtime: 'cli',
+};
+const PATHS = {
+  foundation: '^src/(lib|net|config|errors)',
+  storage: '^src/storage/',
+  domain: '^src/domain/',
+  http: '^src/http/',
+  worker: '^src/worker/',
+  proxy: '^src/proxy/',
+  runtime: '^src/runtime/',
+};
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import cycles make modules impossible to read or test alone.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    ...Object.entries(LAYERS_ABOVE).map(([layer, above]) => ({
+      name: `${layer}-points-down`,
+      severity: 'error',
+      comment: `${layer} may not import from ${above.split('|').join(', ')} (docs/architecture.md).`,
+      from: { path: PATHS[layer] },
+      to: { path: `^src/(${above})(/|\\.ts$)` },
+    })),
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '\\.test\\.ts$' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+  },
+};
