@@ -4,7 +4,8 @@
 // DNS answer that changes between check and connect (rebinding) cannot slip through.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
+import { ByteLimit } from '../lib/byte-limit.js';
 import { Agent, request } from 'undici';
 import {
   blockedHostName,
@@ -89,7 +90,10 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
       const type = res.headers['content-type'];
       // pipeline listens for errors on both streams, so an abort before the caller starts reading
       // (say, while it prepares its staging table) is kept for the reader, never thrown as uncaught.
-      const body = new ByteLimit(options.maxBytes);
+      const body = new ByteLimit(
+        options.maxBytes,
+        (max) => new FetchRefused(`the file is larger than the limit of ${max} bytes`),
+      );
       pipeline(res.body, body, () => undefined);
       body.on('close', () => void agent.close());
       return { body, contentType: typeof type === 'string' ? type : null, shownUrl: shownUrl(current) };
@@ -151,18 +155,4 @@ function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
   return `${err.message}${cause}`;
-}
-
-/** Fails the stream once more than `max` bytes went through. */
-class ByteLimit extends Transform {
-  private seen = 0;
-  constructor(private readonly max: number) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.max)
-      done(new FetchRefused(`the file is larger than the limit of ${this.max} bytes`));
-    else done(null, chunk);
-  }
 }

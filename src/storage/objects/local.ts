@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { ByteLimit } from '../../lib/byte-limit.js';
 import { pipeline } from 'node:stream/promises';
 import {
   ObjectNotFound,
@@ -41,7 +42,7 @@ export class LocalObjectStore implements ObjectStore {
     try {
       await pipeline(
         body,
-        new ByteLimit(options.maxBytes),
+        new ByteLimit(options.maxBytes, (max) => new ObjectTooLarge(max)),
         createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: FILE_CHUNK_BYTES }),
         ...(options.signal !== undefined ? [{ signal: options.signal }] : []),
       );
@@ -100,18 +101,5 @@ export class LocalObjectStore implements ObjectStore {
     const s = await stat(path);
     if (!s.isFile()) throw Object.assign(new Error(`${key} is not a file`), { code: 'ENOENT' });
     return { key, size: s.size, lastModified: s.mtime };
-  }
-}
-
-/** Fails the stream with ObjectTooLarge once more than `max` bytes went through. */
-class ByteLimit extends Transform {
-  private seen = 0;
-  constructor(private readonly max: number) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.max) done(new ObjectTooLarge(this.max));
-    else done(null, chunk);
   }
 }

@@ -15,9 +15,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { ByteLimit } from './byte-limit.js';
+import { ByteLimit } from '../../lib/byte-limit.js';
 import {
   ObjectNotFound,
+  ObjectTooLarge,
   type ObjectInfo,
   type ObjectStore,
   type PresignedRequest,
@@ -76,7 +77,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async put(key: string, body: Readable, options: PutOptions): Promise<ObjectInfo> {
     checkKey(key);
-    const limited = new ByteLimit(options.maxBytes);
+    const limited = new ByteLimit(options.maxBytes, (max) => new ObjectTooLarge(max));
     body.once('error', (err) => limited.destroy(err));
     body.pipe(limited);
     // Multipart above 5 MiB (parts appear as one object only at completion, so readers never see
