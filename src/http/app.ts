@@ -1,4 +1,5 @@
-// buildApp(config, deps): the API server, built and returned; entry points only listen and handle signals.
+// buildApp(config, services): the API server with every route, built and returned; entry points
+// only listen and handle signals.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -13,9 +14,17 @@ import { datasetRoutes } from './routes/datasets.js';
 import { datasetTagRoutes } from './routes/dataset-tags.js';
 import { healthRoutes } from './routes/health.js';
 import { installationRoutes } from './routes/installations.js';
+import { jobRoutes } from './routes/jobs.js';
+import { loadingRoutes } from './routes/loading.js';
+import { recordRoutes } from './routes/records.js';
+import { storageNotificationRoutes } from './routes/storage-notifications.js';
+import { uploadReceiverRoutes } from './routes/uploads.js';
+import { downloadRoutes } from './routes/downloads.js';
 import { openApiDocument } from './openapi.js';
 import { requestMetrics } from './metrics.js';
 import { withoutQueryValues } from '../lib/redact.js';
+import type { Config } from '../config.js';
+import type { Services } from '../domain/services.js';
 
 /** JSON logs without secrets: no Authorization header, no query values. */
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
@@ -42,21 +51,26 @@ declare module 'fastify' {
 export const API_PREFIX = '/api/v1';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Extra route groups registered under /api/v1 by later modules (loading, jobs, records). */
-export type RouteGroup = (scope: TypedApp, deps: ApiDeps) => void;
-
 export interface BuildOptions {
   /** pino logger options or an existing logger; `false` silences logs (tests). */
   logger?: FastifyServerOptions['logger'];
-  /** Route groups that need an access token (mounted under /api/v1). */
-  accessTokenRoutes?: RouteGroup[];
-  /** Route groups without authentication of their own (mounted at the root: signed URLs). */
-  publicRoutes?: RouteGroup[];
+  /** More Prometheus text for /metrics (the proxy's cluster workers). */
+  extraMetrics?: () => Promise<string>;
   bodyLimit?: number;
 }
 
 /** Builds the API server: error handling, auth scopes, routes, OpenAPI, metrics. */
-export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(
+  config: Config,
+  services: Services,
+  options: BuildOptions = {},
+): Promise<FastifyInstance> {
+  const deps: ApiDeps = {
+    config,
+    ...services,
+    db: services.database.db,
+    ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),
+  };
   const app = Fastify({
     logger: options.logger ?? loggerOptions(deps.config.logLevel),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -87,7 +101,10 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
 
   await app.register(swagger, openApiDocument(deps.config.publicUrl));
   healthRoutes(app, deps);
-  for (const group of options.publicRoutes ?? []) group(app, deps);
+  // Signed URLs and the store's webhook carry their own credential: mounted at the root.
+  uploadReceiverRoutes(app, deps);
+  downloadRoutes(app, deps);
+  storageNotificationRoutes(app, deps);
 
   await app.register(
     async (api) => {
@@ -104,7 +121,9 @@ export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promi
         requireAccessToken(s, deps);
         datasetRoutes(s, deps);
         datasetTagRoutes(s, deps);
-        for (const group of options.accessTokenRoutes ?? []) group(s, deps);
+        loadingRoutes(s, deps);
+        jobRoutes(s, deps);
+        recordRoutes(s, deps);
       });
     },
     { prefix: API_PREFIX },

@@ -1,20 +1,15 @@
-// What the HTTP layer needs from the composition root.
+// What the HTTP layer works with: the configuration and the process's services.
 import type { Kysely } from 'kysely';
-import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import type { Database } from '../storage/db/database.js';
-import type { DatasetRow, Tables } from '../storage/db/tables.js';
+import type { Services } from '../domain/services.js';
+import type { Tables } from '../storage/db/tables.js';
 
-export interface ApiDeps {
+export interface ApiDeps extends Services {
   config: Config;
-  database: Database;
+  /** The metadata database's query builder (services.database.db). */
   db: Kysely<Tables>;
-  /** Prometheus registry shared by every role of the process. */
-  metrics: Registry;
   /** More Prometheus text for /metrics (the proxy's cluster workers). */
   extraMetrics?: () => Promise<string>;
-  /** Drops a deleted dataset's record tables and files (set when the loading feature is wired). */
-  onDatasetDeleted?: (row: DatasetRow) => Promise<void>;
 }
 
 import type {

@@ -1,14 +1,13 @@
 // The composition root: opens the database, builds each role the configuration asks for, and
 // shuts them down in order (stop accepting, finish in-flight work, close the database).
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { buildApp, type BuildOptions } from '../http/app.js';
 import { openDatabase, type Database, type OpenOptions } from '../storage/db/database.js';
 import { migrateToLatest } from '../storage/db/migrate.js';
 import { consoleLog } from '../worker/console-log.js';
 import { startWorker, type Worker } from '../worker/worker.js';
-import { createLoadingDeps, datasetCleanup, loadingRouteGroups } from './loading.js';
+import { createServices } from './services.js';
 import { runProxyRole, type ProxyRole } from '../proxy/cluster.js';
 import { startUploadArrivals } from './upload-arrivals.js';
 import type { UploadWatcher } from '../worker/upload-watcher.js';
@@ -33,28 +32,18 @@ export interface StartOptions {
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const database = await openDatabase(config.databaseUrl, options.database);
   await migrateToLatest(database);
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
+  const services = createServices(config, database);
   // The proxy starts first so /metrics can include its workers' figures.
   const proxy = config.roles.includes('proxy')
-    ? await runProxyRole(config, { database, registry: metrics })
+    ? await runProxyRole(config, { database, registry: services.metrics })
     : null;
-  const loading = createLoadingDeps(config, database);
-  const deps = {
-    config,
-    database,
-    db: database.db,
-    metrics,
-    onDatasetDeleted: datasetCleanup(database, loading),
-    ...(proxy !== null ? { extraMetrics: () => proxy.metrics() } : {}),
-  };
 
   let api: FastifyInstance | null = null;
   let apiUrl: string | null = null;
   if (config.roles.includes('api')) {
-    api = await buildApp(deps, {
+    api = await buildApp(config, services, {
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
-      ...loadingRouteGroups(loading),
+      ...(proxy !== null ? { extraMetrics: () => proxy.metrics() } : {}),
     });
     const address = await api.listen({ host: config.host, port: config.apiPort });
     apiUrl = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
@@ -64,8 +53,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let uploads: UploadWatcher | null = null;
   if (config.roles.includes('worker')) {
     const log = api?.log ?? consoleLog(config.logLevel);
-    worker = startWorker({ config, database, ...loading, log });
-    uploads = startUploadArrivals(config, database, loading, log);
+    worker = startWorker({ config, ...services, log });
+    uploads = startUploadArrivals(config, services, log);
   }
 
   let closing: Promise<void> | null = null;

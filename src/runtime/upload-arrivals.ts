@@ -1,23 +1,21 @@
 // Wires the upload watcher into the worker role when the object store takes uploads directly
 // (presigned PUTs): the service must look for their arrival itself.
 import type { Config } from '../config.js';
-import type { LoadingDeps } from '../http/loading-deps.js';
-import type { Database } from '../storage/db/database.js';
+import type { Services } from '../domain/services.js';
 import { startUploadWatcher, type UploadWatcher } from '../worker/upload-watcher.js';
 import type { WorkerLog } from '../worker/worker.js';
 
 /** Starts the watcher for S3 with direct transfers, or returns null (the service queues on receipt). */
 export function startUploadArrivals(
   config: Config,
-  database: Database,
-  loading: LoadingDeps,
+  services: Services,
   log: WorkerLog,
 ): UploadWatcher | null {
   if (config.storage.kind !== 's3' || config.storage.s3.transfers !== 'direct') return null;
   return startUploadWatcher({
-    db: database.db,
-    objects: loading.objects,
-    notifier: loading.notifier,
+    db: services.database.db,
+    objects: services.objects,
+    notifier: services.notifier,
     log,
     pollMs: config.storage.s3.pollMs,
     maxBytes: config.uploadMaxBytes,

@@ -1,5 +1,5 @@
 // Housekeeping a worker does between jobs: expire unused upload URLs, drop retired record tables
-// once no reader can still be paging them, and delete exports of superseded generations.
+// once no reader can still be paging them.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../storage/db/tables.js';
 import type { ObjectStore } from '../storage/objects/index.js';
@@ -9,8 +9,6 @@ import { expireUpload } from '../domain/jobs/uploads.js';
 
 /** Superseded tables stay this long: a page request or export that started just before a swap finishes. */
 export const RETIRED_TABLE_GRACE_MS = 10 * 60 * 1000;
-/** Exports of older generations stay as long as their signed download links are valid. */
-export const OLD_EXPORT_GRACE_MS = 60 * 60 * 1000;
 
 export interface SweepDeps {
   db: Kysely<Tables>;
@@ -61,19 +59,4 @@ export async function dropRetiredTables({ db, records }: SweepDeps, now: number)
     await db.deleteFrom('dataset_retired_tables').where('table_name', '=', row.table_name).execute();
   }
   return due.length;
-}
-
-/** Deletes exports of generations older than the dataset's current one, once their links expired. */
-export async function deleteOldExports(
-  objects: ObjectStore,
-  datasetId: string,
-  currentGeneration: number,
-  now = Date.now(),
-): Promise<void> {
-  for (const obj of await objects.list(`datasets/${datasetId}/exports/`)) {
-    const generation = Number(obj.key.split('/').pop()?.split('.')[0]);
-    if (generation < currentGeneration && obj.lastModified.getTime() < now - OLD_EXPORT_GRACE_MS) {
-      await objects.delete(obj.key);
-    }
-  }
 }

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Tables } from '../storage/db/tables.js';
 import type { ObjectStore } from '../storage/objects/index.js';
 import { awaitingUploads, checkUploadArrival } from '../domain/jobs/arrivals.js';
-import type { JobNotifier } from './notifier.js';
+import type { JobNotifier } from '../domain/jobs/notifier.js';
 import type { WorkerLog } from './worker.js';
 
 /** Jobs looked at per round; older ones first, so none starves. */

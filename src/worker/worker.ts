@@ -10,7 +10,7 @@ import type { ObjectStore } from '../storage/objects/index.js';
 import type { RecordStore } from '../storage/records/index.js';
 import { claimJob } from './claim.js';
 import { JobStopped } from './failure.js';
-import type { JobNotifier } from './notifier.js';
+import type { JobNotifier } from '../domain/jobs/notifier.js';
 import { runJob } from './run-job.js';
 import { sweep } from './sweep.js';
 

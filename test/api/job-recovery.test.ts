@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { stagingTableName } from '../../src/storage/records/index.js';
-import { JobNotifier } from '../../src/worker/notifier.js';
+import { JobNotifier } from '../../src/domain/jobs/notifier.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import {
   postgresSkip,

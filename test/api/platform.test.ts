@@ -15,13 +15,11 @@ describe('platform', () => {
       sqlite,
       {},
       {
-        publicRoutes: [
-          (app) => {
-            app.get('/boom', async () => {
-              throw new Error('secret internals: password=hunter2');
-            });
-          },
-        ],
+        testRoutes: (app) => {
+          app.get('/boom', async () => {
+            throw new Error('secret internals: password=hunter2');
+          });
+        },
       },
     );
     token = await ownToken(t, await onboardApp(t));
@@ -108,7 +106,8 @@ describe('platform', () => {
     );
     const registered = t.app.routeTable
       .filter((r) => r.includes(' /api/v1/') && !r.endsWith('/openapi.json'))
-      .map((r) => r.replace(/:([A-Za-z]+)/g, '{$1}'));
+      // `::` is Fastify's escape of a literal colon (records:load), `:name` a path parameter.
+      .map((r) => r.replace(/::/g, '\0').replace(/:([A-Za-z]+)/g, '{$1}').replace(/\0/g, ':'));
     assert.ok(registered.length >= 10, registered.join('\n'));
     for (const r of registered) assert.ok(documented.has(r), `${r} is missing from the OpenAPI document`);
   });

@@ -6,9 +6,9 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Registry } from 'prom-client';
 import { databaseTargets, type IsolatedDatabase } from '../support/databases.js';
 import { buildApp } from '../../src/http/app.js';
+import { createServices } from '../../src/runtime/services.js';
 import { loadConfig } from '../../src/config.js';
 
 const run = promisify(execFile);
@@ -103,10 +103,7 @@ for (const target of await databaseTargets()) {
         await dx('token', '--app', app.platformAppId, '--key', keyFile, '--kid', app.kid)
       ).stdout.trim();
       const config = loadConfig({ DATA_DIR: iso.dataDir, DATABASE_URL: iso.url, LOG_LEVEL: 'silent' });
-      const server = await buildApp(
-        { config, database: iso.database, db: iso.database.db, metrics: new Registry() },
-        { logger: false },
-      );
+      const server = await buildApp(config, createServices(config, iso.database), { logger: false });
       try {
         const res = await server.inject({
           url: '/api/v1/apps/me/installations',

@@ -1,9 +1,9 @@
 // Builds the API on an isolated database and onboards apps and workspaces through the domain,
 // so interface tests start from a known state and talk to the service over HTTP.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { Registry } from 'prom-client';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildApp, type BuildOptions } from '../../src/http/app.js';
+import { createServices } from '../../src/runtime/services.js';
 import { createApp, type CreatedApp, type KeyAlgorithm } from '../../src/domain/identity/apps.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
@@ -21,14 +21,16 @@ export interface TestApp {
 export async function startTestApp(
   target: DatabaseTarget,
   env: Record<string, string> = {},
-  options: BuildOptions = {},
+  options: BuildOptions & { testRoutes?: (app: FastifyInstance) => void } = {},
 ): Promise<TestApp> {
   const iso = await target.create();
   const config = loadConfig({ DATA_DIR: iso.dataDir, DATABASE_URL: iso.url, LOG_LEVEL: 'silent', ...env });
-  const app = await buildApp(
-    { config, database: iso.database, db: iso.database.db, metrics: new Registry() },
-    { logger: false, ...options },
-  );
+  const { testRoutes, ...buildOptions } = options;
+  const app = await buildApp(config, createServices(config, iso.database), {
+    logger: false,
+    ...buildOptions,
+  });
+  testRoutes?.(app);
   await app.ready();
   return {
     app,

@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DatasetRow } from '../../storage/db/tables.js';
+import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
+import type { RecordStore } from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import { appIdOf, type AppIdRef } from '../identity/app-id.js';
@@ -130,10 +132,29 @@ export async function updateDataset(
 }
 
 /** Deletes a dataset; returns its records table (if any) so the caller can drop it and its files. */
-export async function deleteDataset(db: Db, caller: DatasetCaller, datasetId: string): Promise<DatasetRow> {
+/** Where a dataset's data lives besides its row: record tables and files. */
+export interface DatasetStorage {
+  records: RecordStore;
+  objects: ObjectStore;
+}
+
+/**
+ * Deletes a dataset the caller sees, then everything it held: every records table (current,
+ * retired, staging of a running job) and every file (uploads, exports).
+ */
+export async function deleteDataset(
+  db: Db,
+  storage: DatasetStorage,
+  caller: DatasetCaller,
+  datasetId: string,
+): Promise<void> {
   const row = await findVisibleDataset(db, caller, datasetId);
   await db.deleteFrom('datasets').where('id', '=', datasetId).execute();
-  return row;
+  const tables = new Set(await storage.records.listTables(row.id));
+  if (row.records_table !== null) tables.add(row.records_table);
+  for (const table of tables) await storage.records.dropTable(table);
+  await db.deleteFrom('dataset_retired_tables').where('dataset_id', '=', row.id).execute();
+  await storage.objects.deletePrefix(objectKeys.dataset(row.id));
 }
 
 function visible(db: Db, caller: DatasetCaller) {

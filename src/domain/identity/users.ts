@@ -25,3 +25,8 @@ export async function createUser(db: Db, displayName: string, email: string): Pr
 export function userSummary(row: Pick<UserRow, 'id' | 'display_name' | 'email'>): UserSummary {
   return { userId: row.id, displayName: row.display_name, email: row.email };
 }
+
+/** The user with this id (the owner of a workspace always exists). */
+export async function getUser(db: Db, userId: number): Promise<UserRow> {
+  return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow();
+}

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { appIdFields } from '../../domain/identity/app-id.js';
 import { mintAccessToken, PERMISSIONS } from '../../domain/identity/access-tokens.js';
+import { getUser } from '../../domain/identity/users.js';
 import { asWorkspaceType, getWorkspace } from '../../domain/identity/workspaces.js';
 import { callerAppOf, requireAnyCredential } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
@@ -75,11 +76,7 @@ export function authRoutes(root: TypedApp, deps: ApiDeps): void {
         if (callerApp.owner_workspace_id === null)
           throw problem('notFound', 'The app has no workspace of its own.');
         const workspace = await getWorkspace(deps.db, callerApp.owner_workspace_id);
-        const owner = await deps.db
-          .selectFrom('users')
-          .selectAll()
-          .where('id', '=', workspace.owner_user_id)
-          .executeTakeFirstOrThrow();
+        const owner = await getUser(deps.db, workspace.owner_user_id);
         return {
           userId: owner.id,
           displayName: owner.display_name,

@@ -1,5 +1,4 @@
 // Dataset definitions: POST/GET/PATCH/DELETE /datasets[/:id], with an access token.
-import { sql } from 'kysely';
 import {
   createDataset,
   deleteDataset,
@@ -91,10 +90,7 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      const row = await deleteDataset(deps.db, installationOf(request), request.params.id);
-      if (deps.onDatasetDeleted !== undefined) await deps.onDatasetDeleted(row);
-      else if (row.records_table !== null)
-        await sql`drop table if exists ${sql.table(row.records_table)}`.execute(deps.db);
+      await deleteDataset(deps.db, deps, installationOf(request), request.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -5,13 +5,12 @@ import { problem } from '../../errors.js';
 import { checkSignedUrl } from '../../lib/signed-url.js';
 import { objectKeys, ObjectNotFound } from '../../storage/objects/index.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import type { LoadingDeps } from '../loading-deps.js';
 import { problems } from '../schemas/common.js';
 import { SignedQuery } from '../schemas/jobs.js';
 import { DownloadParams } from '../schemas/records.js';
 
 /** Registers the download route at the root (the signature is the credential). */
-export function downloadRoutes(app: TypedApp, _deps: ApiDeps, loading: LoadingDeps): void {
+export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
   app.get(
     '/downloads/:datasetId/:file',
     {
@@ -30,7 +29,7 @@ export function downloadRoutes(app: TypedApp, _deps: ApiDeps, loading: LoadingDe
       const { datasetId, file } = request.params;
       const path = `/downloads/${datasetId}/${file}`;
       const check = checkSignedUrl(
-        loading.signingSecret,
+        deps.signingSecret,
         'GET',
         path,
         request.query,
@@ -44,7 +43,7 @@ export function downloadRoutes(app: TypedApp, _deps: ApiDeps, loading: LoadingDe
       const format = ext === 'csv' ? 'csv' : 'ndjson';
       const key = objectKeys.export(datasetId, Number(generation), format);
       try {
-        const body = await loading.objects.get(key);
+        const body = await deps.objects.get(key);
         return reply
           .type(mediaTypeOf(format))
           .header('content-disposition', `attachment; filename="${datasetId}.${ext}"`)

@@ -2,7 +2,6 @@
 import { requestRecordsLoad, requestUploadUrl } from '../../domain/jobs/requests.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import type { LoadingDeps } from '../loading-deps.js';
 import { problems } from '../schemas/common.js';
 import { DatasetParams } from '../schemas/datasets.js';
 import {
@@ -16,7 +15,7 @@ import {
 const security = [{ accessToken: [] }];
 
 /** Registers the two load-starting routes on an access-token scope. */
-export function loadingRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps): void {
+export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
   app.post(
     '/datasets/:id/uploadUrl',
     {
@@ -40,7 +39,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps
           contentType: request.body.contentType,
           uploadType: request.query.type ?? 'singlerequest',
         },
-        { objects: loading.objects, publicUrl: deps.config.publicUrl, signingSecret: loading.signingSecret },
+        { objects: deps.objects, publicUrl: deps.config.publicUrl, signingSecret: deps.signingSecret },
       );
       return reply.code(202).send(result);
     },
@@ -65,7 +64,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps
         mode: request.query.mode ?? 'create',
         url: request.body.url,
       });
-      loading.notifier.notify();
+      deps.notifier.notify();
       return reply.code(202).send(result);
     },
   );

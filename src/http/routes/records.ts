@@ -2,17 +2,16 @@
 import type { Static } from 'typebox';
 import { findVisibleDataset } from '../../domain/datasets/datasets.js';
 import { ensureExport } from '../../domain/records/export.js';
+import { deleteOldExports } from '../../domain/records/old-exports.js';
 import { recordsPageJson } from '../../domain/records/pages.js';
 import { signUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
 import { installationOf } from '../auth.js';
 import { absentBodyIsEmptyObject } from '../body.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import type { LoadingDeps } from '../loading-deps.js';
 import { problems } from '../schemas/common.js';
 import { DatasetParams } from '../schemas/datasets.js';
 import { RecordsPage, RecordsQuery, RetrieveBody, RetrieveResult } from '../schemas/records.js';
-import { deleteOldExports } from '../../worker/sweep.js';
 
 const security = [{ accessToken: [] }];
 /** Validity of a download link. */
@@ -23,7 +22,7 @@ export const downloadPath = (datasetId: string, generation: number, ext: 'csv' |
   `/downloads/${datasetId}/${generation}.${ext}`;
 
 /** Registers the record reading routes on an access-token scope. */
-export function recordRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps): void {
+export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
   app.post(
     '/datasets/:id/records::retrieve',
     {
@@ -40,15 +39,15 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps)
     async (request) => {
       const ds = await findVisibleDataset(deps.db, installationOf(request), request.params.id);
       const ext = (request.body.contentType ?? 'csv') === 'csv' ? 'csv' : 'ndjson';
-      const key = await ensureExport(deps.db, loading.records.capabilities, loading.objects, ds, ext);
-      await deleteOldExports(loading.objects, ds.id, ds.generation);
-      const presigned = loading.objects.presigned;
+      const key = await ensureExport(deps.db, deps.records.capabilities, deps.objects, ds, ext);
+      await deleteOldExports(deps.objects, ds.id, ds.generation);
+      const presigned = deps.objects.presigned;
       if (presigned !== null) {
         return { url: (await presigned.get(key, { expiresInSeconds: DOWNLOAD_TTL_SECONDS })).url };
       }
       const expires = nowSeconds() + DOWNLOAD_TTL_SECONDS;
       const path = downloadPath(ds.id, ds.generation, ext);
-      return { url: signUrl(loading.signingSecret, deps.config.publicUrl, 'GET', path, expires) };
+      return { url: signUrl(deps.signingSecret, deps.config.publicUrl, 'GET', path, expires) };
     },
   );
 
@@ -67,7 +66,7 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps)
     async (request, reply) => {
       const body = await recordsPageJson(
         deps.db,
-        loading.records.capabilities,
+        deps.records.capabilities,
         installationOf(request),
         request.params.id,
         request.query,

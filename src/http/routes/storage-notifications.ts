@@ -6,7 +6,6 @@ import { awaitingUploadOfKey, checkUploadArrival, type ArrivalOutcome } from '..
 import { problem } from '../../errors.js';
 import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import type { LoadingDeps } from '../loading-deps.js';
 import { problems } from '../schemas/common.js';
 import { objectKeysOfNotification } from './notification-shapes.js';
 
@@ -19,7 +18,7 @@ const Received = Type.Object({
 });
 
 /** Registers the webhook when STORAGE=s3 and S3_NOTIFICATION_TOKEN is set; otherwise nothing. */
-export function storageNotificationRoutes(root: TypedApp, deps: ApiDeps, loading: LoadingDeps): void {
+export function storageNotificationRoutes(root: TypedApp, deps: ApiDeps): void {
   const storage = deps.config.storage;
   if (storage.kind !== 's3' || storage.s3.notificationToken === null) return;
   const { bucket } = storage.s3;
@@ -55,13 +54,13 @@ export function storageNotificationRoutes(root: TypedApp, deps: ApiDeps, loading
           if (job === null) continue;
           const outcome: ArrivalOutcome = await checkUploadArrival(
             deps.db,
-            loading.objects,
+            deps.objects,
             job,
             deps.config.uploadMaxBytes,
           );
           if (outcome === 'queued') queued++;
         }
-        if (queued > 0) loading.notifier.notify();
+        if (queued > 0) deps.notifier.notify();
         return { received: keys.length, queued };
       },
     );

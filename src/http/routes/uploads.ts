@@ -10,14 +10,13 @@ import { problem } from '../../errors.js';
 import { checkSignedUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import type { LoadingDeps } from '../loading-deps.js';
 import { problems } from '../schemas/common.js';
 import { SignedQuery, UploadParams } from '../schemas/jobs.js';
 
 const Received = Type.Object({ datasetId: Type.String(), jobId: Type.String(), bytes: Type.Integer() });
 
 /** Registers the upload receiver in its own scope (it alone takes raw bodies of any type). */
-export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps, loading: LoadingDeps): void {
+export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
   void root.register(async (scope: FastifyInstance) => {
     // Leave the body unread: the domain streams request.raw itself (no buffering, own 415).
     scope.removeAllContentTypeParsers();
@@ -48,7 +47,7 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps, loading: Loa
       async (request, reply) => {
         const { jobId } = request.params;
         const check = checkSignedUrl(
-          loading.signingSecret,
+          deps.signingSecret,
           'PUT',
           uploadPath(jobId),
           request.query,
@@ -58,7 +57,7 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps, loading: Loa
           throw problem('forbidden', 'The upload URL is not valid (bad or missing signature).');
         const length = request.headers['content-length'];
         const answer = await receiveUpload(
-          { db: deps.db, objects: loading.objects, maxBytes: deps.config.uploadMaxBytes },
+          { db: deps.db, objects: deps.objects, maxBytes: deps.config.uploadMaxBytes },
           {
             jobId,
             urlExpired: check === 'expired',
@@ -70,7 +69,7 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps, loading: Loa
           },
         );
         if (answer.status === 200) {
-          loading.notifier.notify();
+          deps.notifier.notify();
           return reply.code(200).send(answer.body);
         }
         if (answer.range !== null) void reply.header('range', answer.range);
