@@ -107,7 +107,12 @@ describe('platform', () => {
     const registered = t.app.routeTable
       .filter((r) => r.includes(' /api/v1/') && !r.endsWith('/openapi.json'))
       // `::` is Fastify's escape of a literal colon (records:load), `:name` a path parameter.
-      .map((r) => r.replace(/::/g, '\0').replace(/:([A-Za-z]+)/g, '{$1}').replace(/\0/g, ':'));
+      .map((r) =>
+        r
+          .replace(/::/g, '\0')
+          .replace(/:([A-Za-z]+)/g, '{$1}')
+          .replace(/\0/g, ':'),
+      );
     assert.ok(registered.length >= 10, registered.join('\n'));
     for (const r of registered) assert.ok(documented.has(r), `${r} is missing from the OpenAPI document`);
   });
