@@ -54,6 +54,7 @@ async function seed(databaseUrl: string) {
       });
     }
     const access = await mintAccessToken(database.db, {
+      appKeyKid: null,
       appId: created.app.id,
       installationId: created.installationId,
       workspaceKey: created.workspaceKey,

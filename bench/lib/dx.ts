@@ -112,6 +112,7 @@ async function onboard(url: string, schema: string | null): Promise<string> {
     await migrateToLatest(database);
     const app = await createApp(database.db, { name: 'Bench App', alg: 'ES256' });
     const access = await mintAccessToken(database.db, {
+      appKeyKid: null,
       appId: app.app.id,
       installationId: app.installationId,
       workspaceKey: app.workspaceKey,

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRow } from '../storage/db/tables.js';
 import { problem } from '../errors.js';
-import { verifyAppJwt } from '../domain/identity/app-jwt.js';
+import { verifyAppJwt, type VerifiedAppJwt } from '../domain/identity/app-jwt.js';
 import {
   ACCESS_TOKEN_PREFIX,
   authenticateAccessToken,
@@ -14,7 +14,7 @@ import type { ApiDeps } from './deps.js';
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set on routes authenticated with the app's own JWT. */
-    callerApp: AppRow | null;
+    appJwt: VerifiedAppJwt | null;
     /** Set on routes authenticated with an installation access token. */
     installation: InstallationPrincipal | null;
   }
@@ -33,14 +33,14 @@ export function bearerToken(request: FastifyRequest): string {
 
 /** Declares the request properties the hooks fill in; call once on the root instance. */
 export function decorateAuth(app: FastifyInstance): void {
-  app.decorateRequest('callerApp', null);
+  app.decorateRequest('appJwt', null);
   app.decorateRequest('installation', null);
 }
 
 /** Every route of `scope` requires an app JWT. */
 export function requireAppJwt(scope: FastifyInstance, deps: ApiDeps): void {
   scope.addHook('onRequest', async (request) => {
-    request.callerApp = await verifyAppJwt(deps.db, bearerToken(request), {
+    request.appJwt = await verifyAppJwt(deps.db, bearerToken(request), {
       audience: deps.config.jwtAudience,
     });
   });
@@ -65,7 +65,7 @@ export function requireAnyCredential(scope: FastifyInstance, deps: ApiDeps): voi
     const token = bearerToken(request);
     if (token.startsWith(ACCESS_TOKEN_PREFIX))
       request.installation = await authenticateAccessToken(deps.db, token);
-    else request.callerApp = await verifyAppJwt(deps.db, token, { audience: deps.config.jwtAudience });
+    else request.appJwt = await verifyAppJwt(deps.db, token, { audience: deps.config.jwtAudience });
   });
 }
 
@@ -77,6 +77,11 @@ export function installationOf(request: FastifyRequest): InstallationPrincipal {
 
 /** The app of an app-JWT route (set by requireAppJwt). */
 export function callerAppOf(request: FastifyRequest): AppRow {
-  if (request.callerApp === null) throw problem('unauthenticated', 'An app JWT is required.');
-  return request.callerApp;
+  return appJwtOf(request).app;
+}
+
+/** The verified JWT of an app-JWT route: its app and the key that signed it. */
+export function appJwtOf(request: FastifyRequest): VerifiedAppJwt {
+  if (request.appJwt === null) throw problem('unauthenticated', 'An app JWT is required.');
+  return request.appJwt;
 }

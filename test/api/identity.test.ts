@@ -16,7 +16,8 @@ import {
 } from '../support/harness.js';
 import { removeInstallation } from '../../src/domain/identity/installations.js';
 import { rotateWorkspaceKey } from '../../src/domain/identity/workspaces.js';
-import { revokeAppKey } from '../../src/domain/identity/apps.js';
+import { addAppKey, generateKeyPair, revokeAppKey } from '../../src/domain/identity/apps.js';
+import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/;
 
@@ -233,6 +234,31 @@ for (const target of await databaseTargets()) {
       assert.equal((await get('/api/v1/apps/me/installations', jwt)).statusCode, 200);
       await revokeAppKey(t.iso.database.db, app2.app.id, app2.kid);
       assert.equal((await get('/api/v1/apps/me/installations', jwt)).statusCode, 401);
+    });
+
+    test('revoking an app key stops the access tokens its JWTs minted, nested ones included', async () => {
+      const app5 = await onboardApp(t, 'Leaked Key');
+      const second = generateKeyPair('RS256');
+      const key2 = await addAppKey(t.iso.database.db, app5.app.id, 'RS256', second.publicKeyPem);
+      const jwt2 = await signAppJwt({
+        appId: app5.app.id,
+        privateKeyPem: second.privateKeyPem,
+        kid: key2.kid,
+      });
+      const fromKey1 = await ownToken(t, app5);
+      const body = { installationId: app5.installationId, workspaceKey: app5.workspaceKey };
+      const nested = (await post('/api/v1/auth/clientToken', fromKey1, body)).json().token;
+      const fromKey2 = (await post('/api/v1/auth/clientToken', jwt2, body)).json().token;
+      for (const token of [fromKey1, nested, fromKey2])
+        assert.equal((await get('/api/v1/datasets', token)).statusCode, 200);
+
+      await revokeAppKey(t.iso.database.db, app5.app.id, app5.kid);
+      for (const token of [fromKey1, nested]) {
+        const refused = await get('/api/v1/datasets', token);
+        assert.equal(refused.statusCode, 401);
+        assert.match(problemOf(refused).detail, /app key that minted this access token has been revoked/);
+      }
+      assert.equal((await get('/api/v1/datasets', fromKey2)).statusCode, 200);
     });
 
     test('access tokens: an app JWT is not one, expired ones are 401, narrowed ones are 403 on writes', async () => {

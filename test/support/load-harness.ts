@@ -95,6 +95,7 @@ export async function startHarness(dialect: Dialect, env: Record<string, string>
   const newToken = async (name: string) => {
     const created = await createApp(service.database.db, { name, alg: 'ES256' });
     const issued = await mintAccessToken(service.database.db, {
+      appKeyKid: null,
       appId: created.app.id,
       installationId: created.installationId,
       workspaceKey: created.workspaceKey,

@@ -1,5 +1,6 @@
 // Per-installation access tokens: opaque random bearer tokens, stored as SHA-256 hashes, checked
-// against the installation and the workspace key version on every call so revocation is immediate.
+// against the installation, the workspace key version and the app key that minted them on every
+// call, so revocation (of the installation, the workspace key or the app key) is immediate.
 import { sql } from 'kysely';
 import { problem } from '../../errors.js';
 import { hashSecret, randomSecret } from '../../lib/secrets.js';
@@ -33,10 +34,14 @@ export interface InstallationPrincipal {
   permissions: Permission[];
   /** Epoch seconds at which the token stops working. */
   expiresAt: number;
+  /** The app key whose JWT minted the token (or its parent); revoking that key stops it. */
+  appKeyKid: string | null;
 }
 
 export interface MintRequest {
   appId: string;
+  /** The app key whose JWT asks (null: the operator); a nested token inherits `within`'s. */
+  appKeyKid: string | null;
   installationId: number;
   workspaceKey: string;
   /** Empty means all (of `within`'s, when set). */
@@ -86,6 +91,7 @@ export async function mintAccessToken(db: Db, req: MintRequest): Promise<IssuedT
       permissions: permissions.join(' '),
       expires_at: expiresAt,
       created_at: nowTimestamp(),
+      app_key_kid: req.within !== undefined ? req.within.appKeyKid : req.appKeyKid,
     })
     .execute();
   // Expired tokens are useless; sweeping them here keeps the table small without a timer.
@@ -122,7 +128,11 @@ export async function authenticateAccessToken(db: Db, token: string): Promise<In
     .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
     .innerJoin('apps as a', 'a.id', 'i.app_id')
     .innerJoin('users as u', 'u.id', 'w.owner_user_id')
+    .leftJoin('app_keys as k', 'k.kid', 't.app_key_kid')
     .select([
+      't.app_key_kid',
+      'k.kid as minting_kid',
+      'k.revoked_at as minting_key_revoked_at',
       't.expires_at',
       't.permissions',
       't.key_version',
@@ -144,6 +154,12 @@ export async function authenticateAccessToken(db: Db, token: string): Promise<In
   if (row.key_version !== row.current_key_version) {
     throw problem('unauthenticated', 'The workspace key was rotated; mint a new access token.');
   }
+  if (row.app_key_kid !== null && (row.minting_kid === null || row.minting_key_revoked_at !== null)) {
+    throw problem(
+      'unauthenticated',
+      'The app key that minted this access token has been revoked; mint a new one with an active key.',
+    );
+  }
   return {
     appId: row.app_id,
     appName: row.app_name,
@@ -156,5 +172,6 @@ export async function authenticateAccessToken(db: Db, token: string): Promise<In
     ownerEmail: row.owner_email,
     permissions: row.permissions.split(' ').filter((p): p is Permission => p !== ''),
     expiresAt: Number(row.expires_at),
+    appKeyKid: row.app_key_kid,
   };
 }

@@ -28,8 +28,14 @@ function publicKeyOf(row: AppKeyRow): KeyObject {
   return key;
 }
 
-/** Verifies an app JWT and returns its app; any defect answers 401 with the reason. */
-export async function verifyAppJwt(db: Db, token: string, options: AppJwtOptions): Promise<AppRow> {
+/** A verified app JWT: the app, and the key that signed it. */
+export interface VerifiedAppJwt {
+  app: AppRow;
+  kid: string;
+}
+
+/** Verifies an app JWT; any defect answers 401 with the reason. */
+export async function verifyAppJwt(db: Db, token: string, options: AppJwtOptions): Promise<VerifiedAppJwt> {
   let issuer: unknown;
   let kid: string | undefined;
   let claims: ReturnType<typeof decodeJwt>;
@@ -79,7 +85,7 @@ export async function verifyAppJwt(db: Db, token: string, options: AppJwtOptions
         requiredClaims: ['iss', 'iat', 'exp'],
         ...(options.audience !== null && claims.aud !== undefined ? { audience: options.audience } : {}),
       });
-      return app;
+      return { app, kid: key.kid };
     } catch (err) {
       lastError = err;
     }

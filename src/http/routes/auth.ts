@@ -5,7 +5,7 @@ import { appIdFields } from '../../domain/identity/app-id.js';
 import { mintAccessToken, PERMISSIONS } from '../../domain/identity/access-tokens.js';
 import { getUser } from '../../domain/identity/users.js';
 import { asWorkspaceType, getWorkspace } from '../../domain/identity/workspaces.js';
-import { callerAppOf, requireAnyCredential } from '../auth.js';
+import { appJwtOf, callerAppOf, requireAnyCredential } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
 import { ClientToken, ClientTokenBody, installationIdOf, Me } from '../schemas/identity.js';
@@ -34,7 +34,8 @@ export function authRoutes(root: TypedApp, deps: ApiDeps): void {
       async (request) => {
         const within = request.installation;
         return mintAccessToken(deps.db, {
-          appId: within?.appId ?? callerAppOf(request).id,
+          appId: within?.appId ?? appJwtOf(request).app.id,
+          appKeyKid: within === null ? appJwtOf(request).kid : null,
           installationId: installationIdOf(request.body.installationId),
           workspaceKey: request.body.workspaceKey,
           permissions: request.body.permissions ?? [],

@@ -10,6 +10,7 @@ import { migration as m002 } from './migrations/002_datasets.js';
 import { migration as m003 } from './migrations/003_proxy_ids.js';
 import { migration as m004 } from './migrations/004_loading.js';
 import { migration as m005 } from './migrations/005_dxapi_clients.js';
+import { migration as m006 } from './migrations/006_token_keys.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '003_proxy_ids': m003,
   '004_loading': m004,
   '005_dxapi_clients': m005,
+  '006_token_keys': m006,
 };
 
 /** The ledger of applied migrations, one row per name. */

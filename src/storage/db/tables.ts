@@ -52,6 +52,8 @@ export interface AccessTokensTable {
   permissions: string;
   expires_at: number;
   created_at: string;
+  /** The app key whose JWT minted the token (null: minted by the operator or before keys were kept). */
+  app_key_kid: string | null;
 }
 
 export interface DatasetsTable {
