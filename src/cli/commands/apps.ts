@@ -133,7 +133,9 @@ export function registerAppCommands(program: Command): void {
     });
   keys
     .command('revoke <appId> <kid>')
-    .description('revoke a key: JWTs signed with it, and the access tokens they minted, are refused from now on')
+    .description(
+      'revoke a key: JWTs signed with it, and the access tokens they minted, are refused from now on',
+    )
     .option('--json', 'print JSON')
     .action(async (appId: string, kid: string, opts: OutputOptions) => {
       await withDatabase(({ db }) => revokeAppKey(db, appId, kid));
