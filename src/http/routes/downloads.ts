@@ -9,6 +9,8 @@ import { problems } from '../schemas/common.js';
 import { SignedQuery } from '../schemas/jobs.js';
 import { DownloadParams } from '../schemas/records.js';
 
+const DATASET_ID = /^[0-9A-Za-z-]{1,64}$/;
+
 /** Registers the download route at the root (the signature is the credential). */
 export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
   app.get(
@@ -39,6 +41,8 @@ export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
         throw problem('forbidden', 'The download link is not valid (bad or missing signature).');
       if (check === 'expired')
         throw problem('forbidden', 'The download link has expired; ask for a new one.');
+      // Dataset ids are UUIDs: anything else (a signed `..`, say) names no export.
+      if (!DATASET_ID.test(datasetId)) throw problem('notFound', 'No export has this name.');
       const [generation = '', ext = ''] = file.split('.');
       const format = ext === 'csv' ? 'csv' : 'ndjson';
       const key = objectKeys.export(datasetId, Number(generation), format);
