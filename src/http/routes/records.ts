@@ -40,7 +40,7 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps)
     async (request) => {
       const ds = await findVisibleDataset(deps.db, installationOf(request), request.params.id);
       const ext = (request.body.contentType ?? 'csv') === 'csv' ? 'csv' : 'ndjson';
-      const key = await ensureExport(deps.db, loading.records.capabilities, loading.objects, ds, ext);
+      const key = await ensureExport(deps.db, loading.records, loading.objects, ds, ext);
       await deleteOldExports(loading.objects, ds.id, ds.generation);
       const presigned = loading.objects.presigned;
       if (presigned !== null) {
@@ -67,7 +67,7 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps, loading: LoadingDeps)
     async (request, reply) => {
       const body = await recordsPageJson(
         deps.db,
-        loading.records.capabilities,
+        loading.records,
         installationOf(request),
         request.params.id,
         request.query,
