@@ -26,6 +26,7 @@ import {
 const ROWS_PER_STATEMENT = 200;
 /** Rows per transaction (about one parser batch): rows die young, which spares the GC, and the API never waits long. */
 const ROWS_PER_CHUNK = 1000;
+/** A cell as SQLite takes it: booleans as 0/1 (kinds.ts). */
 const bind = BIND.sqlite;
 
 /** Record tables in the service's SQLite file. */
