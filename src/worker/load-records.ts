@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { DatasetJobRow, Tables } from '../storage/db/tables.js';
 import { stagingTableName, type RecordStore, type StagingWriter } from '../storage/records/index.js';
 import { datasetSchemaOf } from '../domain/datasets/datasets.js';
+import { tableSchemaOf } from '../domain/datasets/schema.js';
 import type { LoadMode, LogData } from '../domain/jobs/status.js';
 import { ErrorCollector, parseRecords, type InputFormat } from '../domain/loading/index.js';
 import { retireEarlierAttempts } from './attempts.js';
@@ -38,7 +39,7 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
   try {
     await retireEarlierAttempts(db, job);
     const table = stagingTableName(job.dataset_id, job.id, job.attempts);
-    staging = await ctx.records.createStaging(table, schema, ctx.signal);
+    staging = await ctx.records.createStaging(table, tableSchemaOf(schema), ctx.signal);
     const stats = { rowsRead: 0 };
     for await (const batch of parseRecords(input, { schema, format, errors, stats, signal: ctx.signal })) {
       // After the first defect nothing more is written: the job will fail, but the rest of the

@@ -1,9 +1,9 @@
 // The typed schema of a dataset: which properties (columns) it has, their types, and its primary key.
 import { problem, type FieldErrors } from '../../errors.js';
+import type { TableSchema } from '../../storage/records/record-store.js';
+import { COLUMN_TYPES, PROPERTY_TYPES, type PropertyType } from './column-types.js';
 
-/** Types a property may have; the first three are the public record's, the rest ours. */
-export const PROPERTY_TYPES = ['string', 'integer', 'boolean', 'number', 'date', 'datetime'] as const;
-export type PropertyType = (typeof PROPERTY_TYPES)[number];
+export { PROPERTY_TYPES, type PropertyType };
 
 export interface SchemaProperty {
   name: string;
@@ -61,4 +61,12 @@ export function parseDatasetSchema(input: DatasetSchemaInput, path = 'schema'): 
   // Primary-key values identify records, so they can never be null.
   const keyed = properties.map((p) => (primaryKey.includes(p.name) ? { ...p, required: true } : p));
   return { properties: keyed, primaryKey };
+}
+
+/** The records table of a schema: each property a column of its type's storage kind, same key. */
+export function tableSchemaOf(schema: DatasetSchema): TableSchema {
+  return {
+    columns: schema.properties.map((p) => ({ name: p.name, kind: COLUMN_TYPES[p.type].storage })),
+    primaryKey: schema.primaryKey,
+  };
 }

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JSON_CONVERTERS, TEXT_CONVERTERS, describeBadJson, describeBadText } from './cells.js';
+import { COLUMN_TYPES, describeBadJson, describeBadText } from '../datasets/column-types.js';
 import { parseDate, parseDatetime } from './temporal.js';
 
 test('integers from text: numbers when safe, bigint beyond 2^53, refused beyond 64 bits', () => {
-  const int = TEXT_CONVERTERS.integer;
+  const int = COLUMN_TYPES.integer.fromText;
   assert.equal(int('42'), 42);
   assert.equal(int('-7'), -7);
   assert.equal(int('+7'), 7);
@@ -22,12 +22,12 @@ test('integers from text: numbers when safe, bigint beyond 2^53, refused beyond 
 });
 
 test('booleans, numbers and strings from text', () => {
-  const bool = TEXT_CONVERTERS.boolean;
+  const bool = COLUMN_TYPES.boolean.fromText;
   for (const t of ['true', 'TRUE', 'True', '1']) assert.equal(bool(t), true, t);
   for (const f of ['false', 'FALSE', 'False', '0']) assert.equal(bool(f), false, f);
   for (const bad of ['yes', 't', '2', ' true']) assert.equal(bool(bad), undefined, bad);
 
-  const num = TEXT_CONVERTERS.number;
+  const num = COLUMN_TYPES.number.fromText;
   for (const [text, value] of [
     ['1.5', 1.5],
     ['-0.1', -0.1],
@@ -63,7 +63,7 @@ test('booleans, numbers and strings from text', () => {
   ]) {
     assert.equal(num(bad), undefined, bad);
   }
-  assert.equal(TEXT_CONVERTERS.string(' kept as is '), ' kept as is ');
+  assert.equal(COLUMN_TYPES.string.fromText(' kept as is '), ' kept as is ');
 });
 
 test('dates must be real calendar dates', () => {
@@ -113,20 +113,20 @@ test('datetimes are normalised to UTC with six fractional digits', () => {
 });
 
 test('JSON values must already have the schema type', () => {
-  assert.equal(JSON_CONVERTERS.integer(12), 12);
-  assert.equal(JSON_CONVERTERS.integer('9223372036854775807'), 9223372036854775807n);
-  assert.equal(JSON_CONVERTERS.integer('12'), 12);
-  assert.equal(JSON_CONVERTERS.integer(1.5), undefined);
-  assert.equal(JSON_CONVERTERS.integer(2 ** 60), undefined);
+  assert.equal(COLUMN_TYPES.integer.fromJson(12), 12);
+  assert.equal(COLUMN_TYPES.integer.fromJson('9223372036854775807'), 9223372036854775807n);
+  assert.equal(COLUMN_TYPES.integer.fromJson('12'), 12);
+  assert.equal(COLUMN_TYPES.integer.fromJson(1.5), undefined);
+  assert.equal(COLUMN_TYPES.integer.fromJson(2 ** 60), undefined);
   assert.match(describeBadJson('integer', 2 ** 60), /string of digits/);
-  assert.equal(JSON_CONVERTERS.integer('1e3'), undefined);
-  assert.equal(JSON_CONVERTERS.boolean(true), true);
-  assert.equal(JSON_CONVERTERS.boolean('true'), undefined);
-  assert.equal(JSON_CONVERTERS.string(5), undefined);
-  assert.equal(JSON_CONVERTERS.number(5), 5);
-  assert.equal(JSON_CONVERTERS.number('5'), undefined);
-  assert.equal(JSON_CONVERTERS.date('2024-01-31'), '2024-01-31');
-  assert.equal(JSON_CONVERTERS.datetime('2024-01-31T10:00:00Z'), '2024-01-31T10:00:00.000000');
+  assert.equal(COLUMN_TYPES.integer.fromJson('1e3'), undefined);
+  assert.equal(COLUMN_TYPES.boolean.fromJson(true), true);
+  assert.equal(COLUMN_TYPES.boolean.fromJson('true'), undefined);
+  assert.equal(COLUMN_TYPES.string.fromJson(5), undefined);
+  assert.equal(COLUMN_TYPES.number.fromJson(5), 5);
+  assert.equal(COLUMN_TYPES.number.fromJson('5'), undefined);
+  assert.equal(COLUMN_TYPES.date.fromJson('2024-01-31'), '2024-01-31');
+  assert.equal(COLUMN_TYPES.datetime.fromJson('2024-01-31T10:00:00Z'), '2024-01-31T10:00:00.000000');
   assert.equal(describeBadJson('string', { a: 1 }), 'expected a string, got an object');
   assert.equal(describeBadJson('boolean', 'yes'), 'expected true or false, got "yes"');
 });

@@ -1,5 +1,6 @@
 // The header row of a CSV or TSV file: which column holds which property.
-import { TEXT_CONVERTERS, type TextConverter } from './cells.js';
+import { COLUMN_TYPES } from '../datasets/column-types.js';
+import type { TextConverter } from './cells.js';
 import type { LoadContext } from './context.js';
 
 /** Where each property sits in a record, and whether the header allows rows to be loaded. */
@@ -31,7 +32,7 @@ export function columnLayout(header: string[], ctx: LoadContext): ColumnLayout {
     if (column === undefined) ctx.error(1, `the header has no column for property "${name}"`, name);
     return column ?? -1;
   });
-  const converters = ctx.types.map((type) => TEXT_CONVERTERS[type]);
+  const converters = ctx.types.map((type) => COLUMN_TYPES[type].fromText);
   const inPlace = header.length === columns.length && columns.every((column, p) => column === p);
   return { columns, converters, inPlace, width: header.length, ok: ctx.errors.count === errorsBefore };
 }

@@ -6,7 +6,8 @@
 // here; 5.9 through its object stream), csv-parser 8.7, csv-parse 9.2, @fast-csv/parse 15.7.
 // The three others hand out one stream event per record, which is where their time goes.
 import Papa from 'papaparse';
-import { describeBadText, type CellValue, type TextConverter } from './cells.js';
+import { describeBadText } from '../datasets/column-types.js';
+import type { CellValue, TextConverter } from './cells.js';
 import { MAX_RECORD_CHARS, type LoadContext, type ParsedBatch } from './context.js';
 import { columnLayout, guessDelimiter, type ColumnLayout } from './csv-header.js';
 

@@ -1,5 +1,6 @@
 // One JSON record (an object) to typed cells in schema order; shared by JSON arrays and NDJSON.
-import { JSON_CONVERTERS, describeBadJson, type CellValue, type JsonConverter } from './cells.js';
+import { COLUMN_TYPES, describeBadJson } from '../datasets/column-types.js';
+import type { CellValue, JsonConverter } from './cells.js';
 import type { LoadContext } from './context.js';
 
 /** Property lookup and converters for JSON records, computed once per parse. */
@@ -9,7 +10,7 @@ export class JsonShape {
 
   constructor(private readonly ctx: LoadContext) {
     ctx.names.forEach((name, i) => this.index.set(name, i));
-    this.converters = ctx.types.map((type) => JSON_CONVERTERS[type]);
+    this.converters = ctx.types.map((type) => COLUMN_TYPES[type].fromJson);
   }
 
   /** Parses one record's JSON text and hands it to {@link JsonShape.take}; a syntax error is a row error. */

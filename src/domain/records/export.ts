@@ -4,14 +4,12 @@ import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { DatasetRow, Tables } from '../../storage/db/tables.js';
 import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
-import { readPage, type ReadRow } from '../../storage/records/read.js';
-import type { RecordStoreCapabilities } from '../../storage/records/record-store.js';
+import type { ReadValue, RecordStore } from '../../storage/records/record-store.js';
 import { datasetSchemaOf } from '../datasets/datasets.js';
-import type { DatasetSchema } from '../datasets/schema.js';
+import { tableSchemaOf, type DatasetSchema } from '../datasets/schema.js';
 import { csvHeader, recordCsv, recordJson } from './render.js';
 
 export type ExportFormat = 'csv' | 'ndjson';
-const PAGE = 5000;
 const ROWS_PER_PIECE = 500;
 
 /** Exports being written by this process, so concurrent calls share one. */
@@ -20,7 +18,7 @@ const inFlight = new Map<string, Promise<void>>();
 /** Makes sure the export of the dataset's current generation exists; returns its object key. */
 export async function ensureExport(
   db: Kysely<Tables>,
-  caps: RecordStoreCapabilities,
+  records: RecordStore,
   objects: ObjectStore,
   ds: DatasetRow,
   format: ExportFormat,
@@ -31,7 +29,7 @@ export async function ensureExport(
   if (writing === undefined) {
     writing = (async () => {
       const schema = await datasetSchemaOf(db, ds.id);
-      const body = Readable.from(exportLines(db, caps, ds.records_table, schema, format));
+      const body = Readable.from(exportLines(records, ds.records_table, schema, format));
       // Unbounded: the export's size is that of the dataset, which a load already bounded.
       await objects.put(key, body, { contentType: mediaTypeOf(format), maxBytes: Number.MAX_SAFE_INTEGER });
     })().finally(() => inFlight.delete(key));
@@ -47,29 +45,22 @@ export function mediaTypeOf(format: ExportFormat): string {
 }
 
 async function* exportLines(
-  db: Kysely<Tables>,
-  caps: RecordStoreCapabilities,
+  records: RecordStore,
   table: string | null,
   schema: DatasetSchema,
   format: ExportFormat,
 ): AsyncGenerator<string> {
   if (format === 'csv') yield csvHeader(schema.properties);
   if (table === null) return;
-  let after: (string | number | boolean)[] | null = null;
-  for (;;) {
-    // Record tables never change once committed, so page after page reads one consistent set.
-    const rows = await readPage(db, caps, { table, schema, filters: [], after, limit: PAGE });
+  for await (const rows of records.readAll(table, tableSchemaOf(schema))) {
     // Pieces well under V8's 128 KB large-object threshold: those strings die young and cheaply.
     for (let from = 0; from < rows.length; from += ROWS_PER_PIECE) {
       let piece = '';
       for (let i = from; i < Math.min(rows.length, from + ROWS_PER_PIECE); i++) {
-        const values = (rows[i] as ReadRow).values;
+        const values = rows[i] as ReadValue[];
         piece += format === 'csv' ? recordCsv(values) : `${recordJson(schema.properties, values)}\n`;
       }
       yield piece;
     }
-    const last = rows.at(-1);
-    if (rows.length < PAGE || last === undefined) return;
-    after = last.position;
   }
 }

@@ -2,29 +2,29 @@
 // (built by hand so 64-bit integers keep every digit).
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../storage/db/tables.js';
-import { orderColumns, readPage } from '../../storage/records/read.js';
-import type { RecordStoreCapabilities } from '../../storage/records/record-store.js';
+import { orderColumns, type KeysetPosition, type RecordStore } from '../../storage/records/record-store.js';
 import { problem } from '../../errors.js';
 import { datasetSchemaOf, findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
+import { tableSchemaOf } from '../datasets/schema.js';
 import { decodePageToken, encodePageToken, parseFilters, parsePageSize } from './query.js';
 import { recordJson } from './render.js';
 
 /** Answers a page request with the JSON text of `{metadata: {count, nextPageToken}, data}`. */
 export async function recordsPageJson(
   db: Kysely<Tables>,
-  caps: RecordStoreCapabilities,
+  records: RecordStore,
   caller: DatasetCaller,
   datasetId: string,
   query: Record<string, unknown>,
 ): Promise<string> {
   const ds = await findVisibleDataset(db, caller, datasetId);
   const schema = await datasetSchemaOf(db, datasetId);
+  const table = tableSchemaOf(schema);
   const pageSize = parsePageSize(query.pageSize);
-  const filters = parseFilters(schema, query, caps.booleansAsIntegers);
-  const order = orderColumns(schema);
-  let after: (string | number | boolean)[] | null = null;
+  const filters = parseFilters(schema, query);
+  let after: KeysetPosition | null = null;
   if (typeof query.pageToken === 'string' && query.pageToken !== '') {
-    const token = decodePageToken(query.pageToken, order.length);
+    const token = decodePageToken(query.pageToken, orderColumns(table).length);
     if (token.g !== ds.generation) {
       throw problem(
         'conflict',
@@ -34,13 +34,7 @@ export async function recordsPageJson(
     after = token.k;
   }
   if (ds.records_table === null) return page([], null);
-  const rows = await readPage(db, caps, {
-    table: ds.records_table,
-    schema,
-    filters,
-    after,
-    limit: pageSize + 1,
-  });
+  const rows = await records.readPage(ds.records_table, table, { filters, after, limit: pageSize + 1 });
   const more = rows.length > pageSize;
   const shown = more ? rows.slice(0, pageSize) : rows;
   const last = shown.at(-1);

@@ -39,7 +39,7 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
     async (request) => {
       const ds = await findVisibleDataset(deps.db, installationOf(request), request.params.id);
       const ext = (request.body.contentType ?? 'csv') === 'csv' ? 'csv' : 'ndjson';
-      const key = await ensureExport(deps.db, deps.records.capabilities, deps.objects, ds, ext);
+      const key = await ensureExport(deps.db, deps.records, deps.objects, ds, ext);
       await deleteOldExports(deps.objects, ds.id, ds.generation);
       const presigned = deps.objects.presigned;
       if (presigned !== null) {
@@ -66,7 +66,7 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
     async (request, reply) => {
       const body = await recordsPageJson(
         deps.db,
-        deps.records.capabilities,
+        deps.records,
         installationOf(request),
         request.params.id,
         request.query,

@@ -13,6 +13,6 @@ export function createRecordStore(database: Database): RecordStore {
     case 'sqlite':
       return new SqliteRecordStore(engine.file, database.db);
     case 'postgres':
-      return new PostgresRecordStore(engine.pool);
+      return new PostgresRecordStore(engine.pool, database.db);
   }
 }

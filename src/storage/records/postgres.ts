@@ -4,17 +4,23 @@
 import { once } from 'node:events';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { DatasetSchema } from '../../domain/datasets/schema.js';
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/tables.js';
 import { formatCopyRows } from './copy-text.js';
+import { columnDefinitions } from './kinds.js';
+import { RecordReader } from './read.js';
 import {
-  columnType,
   quoteId,
   ROW_COLUMN,
   tablePrefix,
   type CellValue,
+  type PageQuery,
+  type ReadRow,
+  type ReadValue,
   type RecordStore,
   type StagingResult,
   type StagingWriter,
+  type TableSchema,
 } from './record-store.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -29,19 +35,24 @@ const INDEX_BUILD_MEMORY = '256MB';
 
 /** Record tables in the service's PostgreSQL database (its schema when confined to one). */
 export class PostgresRecordStore implements RecordStore {
-  readonly capabilities = { copyFromStdin: true, booleansAsIntegers: false };
+  private readonly reader: RecordReader;
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** The same pool through Kysely, for reading. */
+    db: Kysely<Tables>,
+  ) {
+    this.reader = new RecordReader(db, 'postgres');
+  }
 
-  async createStaging(table: string, schema: DatasetSchema, signal?: AbortSignal): Promise<StagingWriter> {
+  async createStaging(table: string, schema: TableSchema, signal?: AbortSignal): Promise<StagingWriter> {
     const client = await this.pool.connect();
     try {
-      const cols = schema.properties.map((p) => `${quoteId(p.name)} ${columnType(p.type, 'postgres')}`);
       await client.query(`drop table if exists ${quoteId(table)}`);
       await client.query(
-        `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} bigint not null, ${cols.join(', ')})`,
+        `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} bigint not null, ${columnDefinitions(schema, 'postgres')})`,
       );
-      const columns = [ROW_COLUMN, ...schema.properties.map((p) => p.name)].map(quoteId).join(', ');
+      const columns = [ROW_COLUMN, ...schema.columns.map((c) => c.name)].map(quoteId).join(', ');
       const copy = client.query(copyFrom(`copy ${quoteId(table)} (${columns}) from stdin`));
       const drop = () => this.dropTable(table);
       // Statistics for the planner, gathered after the job: nothing waits for them, and until
@@ -52,6 +63,14 @@ export class PostgresRecordStore implements RecordStore {
       client.release();
       throw err;
     }
+  }
+
+  readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]> {
+    return this.reader.readPage(table, schema, query);
+  }
+
+  readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]> {
+    return this.reader.readAll(table, schema);
   }
 
   async dropTable(table: string): Promise<void> {

@@ -1,69 +1,77 @@
-// Reading a records table, the same SQL in both dialects: keyset pages in primary-key order (row
-// order without one), equality filters. Integers are read as text so 64-bit values stay exact.
+// Reading a records table, the same SQL in both engines: keyset pages in primary-key order (row
+// order without one) with equality filters, each column selected and decoded as kinds.ts says.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { DatasetSchema, SchemaProperty } from '../../domain/datasets/schema.js';
 import type { Tables } from '../db/tables.js';
-import { ROW_COLUMN, type RecordStoreCapabilities } from './record-store.js';
+import { BIND, KINDS, type RecordEngine } from './kinds.js';
+import {
+  orderColumns,
+  type KeysetPosition,
+  type PageQuery,
+  type ReadRow,
+  type ReadValue,
+  type TableSchema,
+  type ValueKind,
+} from './record-store.js';
 
-/** A value as read: integers as their decimal text, booleans as booleans. */
-export type ReadValue = string | number | boolean | null;
+/** Rows per page of readAll: few round trips, and a page's rows still die young. */
+const READ_ALL_PAGE = 5000;
 
-/** A record as read, aligned with schema.properties, plus the values of the order columns. */
-export interface ReadRow {
-  values: ReadValue[];
-  /** The keyset position of the row (its order-column values, as the database gives them). */
-  position: (string | number | boolean)[];
-}
+/** Reads committed record tables through a Kysely handle of the engine's database. */
+export class RecordReader {
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly engine: RecordEngine,
+  ) {}
 
-export interface PageQuery {
-  table: string;
-  schema: DatasetSchema;
-  /** Property name → value already typed for the database (see filterValue). */
-  filters: [string, string | number | boolean][];
-  /** The position of the last row of the previous page. */
-  after: (string | number | boolean)[] | null;
-  limit: number;
-}
-
-/** The columns a table is ordered by: its primary key, else the hidden row order. */
-export function orderColumns(schema: DatasetSchema): string[] {
-  return schema.primaryKey.length > 0 ? schema.primaryKey : [ROW_COLUMN];
-}
-
-function column(p: SchemaProperty): RawBuilder<unknown> {
-  return p.type === 'integer' ? sql`cast(${sql.ref(p.name)} as text)` : sql.ref(p.name);
-}
-
-/** Reads one page (at most `limit` rows) after `after`. */
-export async function readPage(
-  db: Kysely<Tables>,
-  caps: RecordStoreCapabilities,
-  q: PageQuery,
-): Promise<ReadRow[]> {
-  const order = orderColumns(q.schema);
-  const types = new Map(q.schema.properties.map((p) => [p.name, p.type]));
-  const orderSelect = order.map((name, i) =>
-    types.get(name) === 'integer'
-      ? sql`cast(${sql.ref(name)} as text) as ${sql.ref(`k${i}`)}`
-      : sql`${sql.ref(name)} as ${sql.ref(`k${i}`)}`,
-  );
-  const valueSelect = q.schema.properties.map((p, i) => sql`${column(p)} as ${sql.ref(`v${i}`)}`);
-  const where: RawBuilder<unknown>[] = q.filters.map(([name, value]) => sql`${sql.ref(name)} = ${value}`);
-  if (q.after !== null) {
-    const refs = sql.join(order.map((n) => sql.ref(n)));
-    where.push(sql`(${refs}) > (${sql.join(q.after.map((v) => sql`${v}`))})`);
+  /** Reads one page (at most `limit` rows) after `after`. */
+  async readPage(table: string, schema: TableSchema, q: PageQuery): Promise<ReadRow[]> {
+    const order = orderColumns(schema);
+    const kinds = new Map(schema.columns.map((c) => [c.name, c.kind]));
+    const orderSelect = order.map((name, i) => this.select(name, kinds.get(name), `k${i}`));
+    const valueSelect = schema.columns.map((c, i) => this.select(c.name, c.kind, `v${i}`));
+    const bind = BIND[this.engine];
+    const where: RawBuilder<unknown>[] = q.filters.map(
+      ([name, value]) => sql`${sql.ref(name)} = ${bind(value)}`,
+    );
+    if (q.after !== null) {
+      // Positions are bound as read: they already are what the engine compares.
+      const refs = sql.join(order.map((n) => sql.ref(n)));
+      where.push(sql`(${refs}) > (${sql.join(q.after.map((v) => sql`${v}`))})`);
+    }
+    const { rows } = await sql<Record<string, ReadValue>>`
+      select ${sql.join([...orderSelect, ...valueSelect])}
+        from ${sql.table(table)}
+       ${where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``}
+       order by ${sql.join(order.map((n) => sql.ref(n)))}
+       limit ${q.limit}`.execute(this.db);
+    const decoders = schema.columns.map((c) => KINDS[c.kind][this.engine].decode);
+    return rows.map((r) => ({
+      position: order.map((_, i) => r[`k${i}`] as KeysetPosition[number]),
+      values: decoders.map((decode, i) => {
+        const v = r[`v${i}`] ?? null;
+        return v === null || decode === null ? v : decode(v);
+      }),
+    }));
   }
-  const { rows } = await sql<Record<string, ReadValue>>`
-    select ${sql.join([...orderSelect, ...valueSelect])}
-      from ${sql.table(q.table)}
-     ${where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``}
-     order by ${sql.join(order.map((n) => sql.ref(n)))}
-     limit ${q.limit}`.execute(db);
-  return rows.map((r) => ({
-    position: order.map((_, i) => r[`k${i}`] as string | number | boolean),
-    values: q.schema.properties.map((p, i) => {
-      const v = r[`v${i}`] ?? null;
-      return p.type === 'boolean' && caps.booleansAsIntegers && v !== null ? v === 1 || v === '1' : v;
-    }),
-  }));
+
+  /** Every row, page after page in key order. */
+  async *readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]> {
+    let after: KeysetPosition | null = null;
+    for (;;) {
+      // Record tables never change once committed, so page after page reads one consistent set.
+      const rows = await this.readPage(table, schema, { filters: [], after, limit: READ_ALL_PAGE });
+      if (rows.length > 0) yield rows.map((r) => r.values);
+      const last = rows.at(-1);
+      if (rows.length < READ_ALL_PAGE || last === undefined) return;
+      after = last.position;
+    }
+  }
+
+  /** `name as alias`; the hidden row-order column has no kind and is selected as it is. */
+  private select(name: string, kind: ValueKind | undefined, alias: string): RawBuilder<unknown> {
+    const column = sql.ref(name);
+    return kind !== undefined && KINDS[kind][this.engine].readAsText
+      ? sql`cast(${column} as text) as ${sql.ref(alias)}`
+      : sql`${column} as ${sql.ref(alias)}`;
+  }
 }

@@ -1,19 +1,45 @@
 // The record store seam: every load writes a new table (a generation) that is complete before it
-// becomes visible, so readers see all old or all new records. SQLite and PostgreSQL implement the
-// writer; their differences are capabilities (multi-row INSERT vs COPY), not class checks.
-import type { DatasetSchema, PropertyType } from '../../domain/datasets/schema.js';
+// becomes visible, so readers see all old or all new records. SQLite and PostgreSQL implement it;
+// how each engine keeps and returns values stays behind it, so callers never ask which engine.
 
-import type { CellValue } from '../../domain/loading/index.js';
+/** How a column's values are kept; each column type of the domain maps to one (see kinds.ts). */
+export type ValueKind = 'text' | 'int64' | 'float64' | 'boolean';
 
-/** One value of a record, as the parser yields it (integers beyond 2^53 as bigint). */
-export type { CellValue };
+/** One value as written: 64-bit integers beyond 2^53 as bigint. */
+export type CellValue = string | number | bigint | boolean | null;
 
-/** What the engine can do; callers pick strategies by these, never by engine class. */
-export interface RecordStoreCapabilities {
-  /** Rows stream through COPY FROM STDIN (PostgreSQL) rather than multi-row INSERTs (SQLite). */
-  copyFromStdin: boolean;
-  /** Booleans are stored as 0/1 (SQLite) rather than a boolean type. */
-  booleansAsIntegers: boolean;
+/** One value as read: 64-bit integers as their decimal text (so they stay exact), booleans as booleans. */
+export type ReadValue = string | number | boolean | null;
+
+/** One column of a records table. */
+export interface ColumnSpec {
+  name: string;
+  kind: ValueKind;
+}
+
+/** The shape of a records table; rows are aligned with `columns`. */
+export interface TableSchema {
+  columns: ColumnSpec[];
+  /** Column names; without any, rows are unique and ordered by their position in the file. */
+  primaryKey: string[];
+}
+
+/** Where a keyset page ends: the order-column values of its last row, as the engine gives them. */
+export type KeysetPosition = (string | number | boolean)[];
+
+/** What one page holds: rows equal to every filter, in key order, after `after`. */
+export interface PageQuery {
+  /** Column name → the value the column must equal. */
+  filters: [string, Exclude<CellValue, null>][];
+  /** The position of the last row of the previous page; null for the first page. */
+  after: KeysetPosition | null;
+  limit: number;
+}
+
+/** A row as read, aligned with the table's columns, and its keyset position. */
+export interface ReadRow {
+  values: ReadValue[];
+  position: KeysetPosition;
 }
 
 /** Counts of a finished staging table. */
@@ -23,7 +49,7 @@ export interface StagingResult {
   duplicatesCollapsed: number;
 }
 
-/** Writes one new records table; rows are aligned with schema.properties. */
+/** Writes one new records table; rows are aligned with the table's columns. */
 export interface StagingWriter {
   readonly table: string;
   /** Appends rows in file order (the last row of a primary key wins). */
@@ -34,11 +60,14 @@ export interface StagingWriter {
   abort(): Promise<void>;
 }
 
-/** Creates, lists and drops the record tables of datasets. */
+/** Creates, reads, lists and drops the record tables of datasets. */
 export interface RecordStore {
-  readonly capabilities: RecordStoreCapabilities;
   /** Starts a staging table named `table`, dropping a leftover of the same name (a re-run) first. */
-  createStaging(table: string, schema: DatasetSchema, signal?: AbortSignal): Promise<StagingWriter>;
+  createStaging(table: string, schema: TableSchema, signal?: AbortSignal): Promise<StagingWriter>;
+  /** One keyset page of a committed table, in primary-key order (file order without a key). */
+  readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]>;
+  /** Every row of a committed table in the order of its pages, a batch of rows at a time. */
+  readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]>;
   dropTable(table: string): Promise<void>;
   /** Every records table of a dataset: current, retired and staging. */
   listTables(datasetId: string): Promise<string[]>;
@@ -46,6 +75,11 @@ export interface RecordStore {
 
 /** The hidden column holding a record's position in its file. No property can be named so. */
 export const ROW_COLUMN = '#row';
+
+/** The columns a table is ordered by: its primary key, else the hidden row order. */
+export function orderColumns(schema: TableSchema): string[] {
+  return schema.primaryKey.length > 0 ? schema.primaryKey : [ROW_COLUMN];
+}
 
 /** Quotes an identifier for both dialects. */
 export function quoteId(name: string): string {
@@ -64,20 +98,4 @@ export function tablePrefix(datasetId: string): string {
 export function stagingTableName(datasetId: string, jobId: string, attempt = 1): string {
   const base = `${tablePrefix(datasetId)}${jobId.replace(/-/g, '').slice(0, 16)}`;
   return attempt > 1 ? `${base}_${attempt}` : base;
-}
-
-/** Column type of a property in each dialect. */
-export function columnType(type: PropertyType, dialect: 'sqlite' | 'postgres'): string {
-  switch (type) {
-    case 'string':
-    case 'date':
-    case 'datetime':
-      return 'text';
-    case 'integer':
-      return dialect === 'sqlite' ? 'integer' : 'bigint';
-    case 'boolean':
-      return dialect === 'sqlite' ? 'integer' : 'boolean';
-    case 'number':
-      return dialect === 'sqlite' ? 'real' : 'double precision';
-  }
 }

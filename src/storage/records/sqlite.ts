@@ -5,42 +5,49 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
-import type { DatasetSchema } from '../../domain/datasets/schema.js';
 import { openSqliteConnection } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
+import { BIND, columnDefinitions } from './kinds.js';
+import { RecordReader } from './read.js';
 import {
-  columnType,
   quoteId,
   ROW_COLUMN,
   tablePrefix,
   type CellValue,
+  type PageQuery,
+  type ReadRow,
+  type ReadValue,
   type RecordStore,
   type StagingResult,
   type StagingWriter,
+  type TableSchema,
 } from './record-store.js';
 
 const ROWS_PER_STATEMENT = 200;
 /** Rows per transaction (about one parser batch): rows die young, which spares the GC, and the API never waits long. */
 const ROWS_PER_CHUNK = 1000;
+/** A cell as SQLite takes it: booleans as 0/1 (kinds.ts). */
+const bind = BIND.sqlite;
 
 /** Record tables in the service's SQLite file. */
 export class SqliteRecordStore implements RecordStore {
-  readonly capabilities = { copyFromStdin: false, booleansAsIntegers: true };
+  private readonly reader: RecordReader;
 
   constructor(
     private readonly file: string,
     /** The metadata connection, used through Kysely so its transactions are respected. */
     private readonly db: Kysely<Tables>,
-  ) {}
+  ) {
+    this.reader = new RecordReader(db, 'sqlite');
+  }
 
-  async createStaging(table: string, schema: DatasetSchema, signal?: AbortSignal): Promise<StagingWriter> {
+  async createStaging(table: string, schema: TableSchema, signal?: AbortSignal): Promise<StagingWriter> {
     const conn = openSqliteConnection(this.file);
     try {
       conn.pragma('cache_size = -65536');
       conn.exec(`drop table if exists ${quoteId(table)}`);
-      const cols = schema.properties.map((p) => `${quoteId(p.name)} ${columnType(p.type, 'sqlite')}`);
       conn.exec(
-        `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} integer primary key, ${cols.join(', ')})`,
+        `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} integer primary key, ${columnDefinitions(schema, 'sqlite')})`,
       );
       if (schema.primaryKey.length > 0) {
         conn.exec(
@@ -52,7 +59,15 @@ export class SqliteRecordStore implements RecordStore {
       throw err;
     }
     const drop = () => this.dropTable(table);
-    return new SqliteStagingWriter(conn, table, schema.properties.length + 1, drop, signal);
+    return new SqliteStagingWriter(conn, table, schema.columns.length + 1, drop, signal);
+  }
+
+  readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]> {
+    return this.reader.readPage(table, schema, query);
+  }
+
+  readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]> {
+    return this.reader.readAll(table, schema);
   }
 
   async dropTable(table: string): Promise<void> {
@@ -113,7 +128,7 @@ class SqliteStagingWriter implements StagingWriter {
         let at = 0;
         for (let r = i; r < i + count; r++) {
           params[at++] = ++this.written;
-          for (const v of rows[r] ?? []) params[at++] = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+          for (const v of rows[r] ?? []) params[at++] = bind(v);
         }
         this.statement(count).run(params);
       }
