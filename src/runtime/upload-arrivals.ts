@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { LoadingDeps } from '../http/loading-deps.js';
 import type { Database } from '../storage/db/database.js';
 import { startUploadWatcher, type UploadWatcher } from '../worker/upload-watcher.js';
-import type { WorkerLog } from '../worker/worker.js';
+import type { WorkerLog } from '../worker/deps.js';
 
 /** Starts the watcher for S3 with direct transfers, or returns null (the service queues on receipt). */
 export function startUploadArrivals(

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { mediaTypeOf } from '../../domain/records/export.js';
 import { problem } from '../../errors.js';
 import { checkSignedUrl } from '../../lib/signed-url.js';
+import { nowSeconds } from '../../lib/time.js';
 import { objectKeys, ObjectNotFound } from '../../storage/objects/index.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import type { LoadingDeps } from '../loading-deps.js';
@@ -34,7 +35,7 @@ export function downloadRoutes(app: TypedApp, _deps: ApiDeps, loading: LoadingDe
         'GET',
         path,
         request.query,
-        Math.floor(Date.now() / 1000),
+        nowSeconds(),
       );
       if (check === 'invalid')
         throw problem('forbidden', 'The download link is not valid (bad or missing signature).');
