@@ -14,7 +14,7 @@ import type { ContentType, LoadMode, UploadType } from './status.js';
 /** How long an upload URL (and its Created job) stays usable. */
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 
-/** The upload job result of spec §2.8. */
+/** What a load request answers: the dataset, the URL (to PUT the file to, or the one given) and the job. */
 export interface UploadJobResult {
   datasetId: string;
   url: string;

@@ -30,13 +30,7 @@ export function downloadRoutes(app: TypedApp, _deps: ApiDeps, loading: LoadingDe
     async (request, reply) => {
       const { datasetId, file } = request.params;
       const path = `/downloads/${datasetId}/${file}`;
-      const check = checkSignedUrl(
-        loading.signingSecret,
-        'GET',
-        path,
-        request.query,
-        nowSeconds(),
-      );
+      const check = checkSignedUrl(loading.signingSecret, 'GET', path, request.query, nowSeconds());
       if (check === 'invalid')
         throw problem('forbidden', 'The download link is not valid (bad or missing signature).');
       if (check === 'expired')
