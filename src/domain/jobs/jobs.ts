@@ -1,5 +1,6 @@
-// Creating load jobs, moving them between states (each move writes a status entry in the same
-// transaction), and reading them with the same visibility as their datasets.
+// Creating load jobs, moving them between states, and reading them with the same visibility as
+// their datasets. transitionJob is the only writer of a job's status: it makes one of JOB_MOVES
+// (moves.ts) and writes the move's status entry in the same transaction.
 import { randomUUID } from 'node:crypto';
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
@@ -153,7 +154,11 @@ export async function transitionJobIn<M extends JobMove>(
 }
 
 /** What the mover must hold for the move, besides the job's state. */
-function moverGuard(eb: ExpressionBuilder<Tables, 'dataset_jobs'>, by: Mover, now: number) {
+function moverGuard(
+  eb: ExpressionBuilder<Tables, 'dataset_jobs'>,
+  by: Mover,
+  now: number,
+): Expression<SqlBool>[] {
   switch (by.kind) {
     case 'leaseHolder':
       return [eb('lease_owner', '=', by.owner)];

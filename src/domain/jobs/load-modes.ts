@@ -20,7 +20,8 @@ export type DatasetRequirement =
       loadedMeanwhile: string;
     };
 
-/** What the load does to the records the dataset holds. */
+/** What the load does to the records the dataset holds; the commit (load/commit.ts) switches on it
+ * to set the dataset's records. */
 export type ExistingRecords =
   /** The loaded file becomes all of the dataset's records (a new generation's table). */
   'replaced';
@@ -60,16 +61,8 @@ export function checkModeOnStart(mode: LoadMode, ds: Pick<DatasetState, 'record_
 
 /** Fails a job, at its commit, whose mode the dataset no longer allows. */
 export function checkModeOnCommit(mode: LoadMode, ds: DatasetState, startGeneration: number): void {
-  const requires = LOAD_MODE_POLICY[mode].requires;
-  switch (requires.kind) {
-    case 'any':
-      return;
-    case 'empty':
-      if (Number(ds.record_count) > 0 || ds.generation !== startGeneration) {
-        throw new JobFailure(requires.loadedMeanwhile);
-      }
-      return;
-  }
+  const refusal = loadedMeanwhileRefusal(mode, ds, startGeneration);
+  if (refusal !== null) throw new JobFailure(refusal);
 }
 
 function holdsRecordsRefusal(mode: LoadMode, ds: Pick<DatasetState, 'record_count'>): string | null {
@@ -79,5 +72,17 @@ function holdsRecordsRefusal(mode: LoadMode, ds: Pick<DatasetState, 'record_coun
       return null;
     case 'empty':
       return Number(ds.record_count) > 0 ? requires.holdsRecords : null;
+  }
+}
+
+function loadedMeanwhileRefusal(mode: LoadMode, ds: DatasetState, startGeneration: number): string | null {
+  const requires = LOAD_MODE_POLICY[mode].requires;
+  switch (requires.kind) {
+    case 'any':
+      return null;
+    case 'empty':
+      return Number(ds.record_count) > 0 || ds.generation !== startGeneration
+        ? requires.loadedMeanwhile
+        : null;
   }
 }

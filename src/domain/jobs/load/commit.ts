@@ -2,7 +2,7 @@
 // count and last-update time change, the old table goes to the retirement ledger, and the job
 // becomes Completed. Either all of it happens or none (a crash before commit re-runs the job).
 import type { Kysely } from 'kysely';
-import type { Tables } from '../../../storage/db/tables.js';
+import type { DatasetRow, Tables } from '../../../storage/db/tables.js';
 import { nowTimestamp } from '../../../lib/time.js';
 import { transitionJobIn } from '../jobs.js';
 import { checkModeOnCommit, LOAD_MODE_POLICY } from '../load-modes.js';
@@ -67,7 +67,7 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
 }
 
 /** The dataset's records after the commit, by what the mode does to those it held. */
-function recordsAfter(req: CommitRequest) {
+function recordsAfter(req: CommitRequest): Pick<DatasetRow, 'records_table' | 'record_count'> {
   switch (LOAD_MODE_POLICY[req.mode].existingRecords) {
     case 'replaced':
       return { records_table: req.table, record_count: req.rowsLoaded };
