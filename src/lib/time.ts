@@ -18,7 +18,8 @@ export function nowTimestamp(): string {
   return formatMicros(nowMicros());
 }
 
-/** Seconds since the epoch, as JWT claims and expiry columns use them. */
+/** Seconds since the epoch, as JWT claims, signed URLs and access tokens' expiry use them (job
+ * instants are epoch milliseconds: Date.now()). */
 export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }

@@ -3,7 +3,7 @@
 import type { Config } from '../config.js';
 import type { Services } from '../domain/services.js';
 import { startUploadWatcher, type UploadWatcher } from '../worker/upload-watcher.js';
-import type { WorkerLog } from '../worker/worker.js';
+import type { WorkerLog } from '../worker/deps.js';
 
 /** Starts the watcher for S3 with direct transfers, or returns null (the service queues on receipt). */
 export function startUploadArrivals(

@@ -1,5 +1,5 @@
 // A minimal JSON-lines logger for processes that run the worker without the API (no Fastify logger).
-import type { WorkerLog } from './worker.js';
+import type { WorkerLog } from './deps.js';
 
 /** Writes one JSON line per event to stderr; errors keep only their message. */
 export function consoleLog(level: string): WorkerLog {

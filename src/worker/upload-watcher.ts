@@ -6,7 +6,7 @@ import type { Tables } from '../storage/db/tables.js';
 import type { ObjectStore } from '../storage/objects/index.js';
 import { awaitingUploads, checkUploadArrival } from '../domain/jobs/arrivals.js';
 import type { JobNotifier } from '../domain/jobs/notifier.js';
-import type { WorkerLog } from './worker.js';
+import type { WorkerLog } from './deps.js';
 
 /** Jobs looked at per round; older ones first, so none starves. */
 const ROUND_LIMIT = 500;

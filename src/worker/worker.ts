@@ -3,32 +3,12 @@
 // worker died is claimed again once its lease lapses and re-run from scratch.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Config } from '../config.js';
-import type { Database } from '../storage/db/database.js';
 import type { DatasetJobRow } from '../storage/db/tables.js';
-import type { ObjectStore } from '../storage/objects/index.js';
-import type { RecordStore } from '../storage/records/index.js';
-import { claimJob } from './claim.js';
-import { JobStopped } from './failure.js';
-import type { JobNotifier } from '../domain/jobs/notifier.js';
+import { claimJob } from '../domain/jobs/claims.js';
+import type { WorkerDeps } from './deps.js';
+import { JobStopped } from './job-stopped.js';
 import { runJob } from './run-job.js';
 import { sweep } from './sweep.js';
-
-/** Structured log sink (pino-compatible subset). */
-export interface WorkerLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
-export interface WorkerDeps {
-  config: Config;
-  database: Database;
-  objects: ObjectStore;
-  records: RecordStore;
-  notifier: JobNotifier;
-  log: WorkerLog;
-}
 
 const SWEEP_EVERY_MS = 30_000;
 
@@ -44,7 +24,11 @@ export function startWorker(deps: WorkerDeps): Worker {
   const stop = new AbortController();
   const running = new Map<string, { promise: Promise<void>; controller: AbortController }>();
   const db = deps.database.db;
-  const skipLocked = deps.database.engine.kind === 'postgres';
+  const claim = {
+    owner,
+    leaseMs: deps.config.jobLeaseMs,
+    skipLocked: deps.database.capabilities.skipLocked,
+  };
   let lastSweep = 0;
 
   const loop = async () => {
@@ -56,7 +40,7 @@ export function startWorker(deps: WorkerDeps): Worker {
         }
         let claimed: DatasetJobRow | undefined;
         while (running.size < deps.config.workerConcurrency && !stop.signal.aborted) {
-          claimed = await claimJob(db, { owner, leaseMs: deps.config.jobLeaseMs, skipLocked });
+          claimed = await claimJob({ db, objects: deps.objects }, claim);
           if (claimed === undefined) break;
           start(claimed);
         }

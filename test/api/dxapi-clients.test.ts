@@ -18,12 +18,13 @@ import {
 import { postgresSkip, startHarness, type Dialect, type Harness } from '../support/load-harness.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
+import { nowSeconds } from '../../src/lib/time.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The app JWT as the Python client signs it: no kid, its own audience and an extra app claim. */
 async function pythonClientJwt(partner: TestPartner): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
+  const now = nowSeconds();
   return new SignJWT({ MovementAppId: partner.app.id })
     .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
     .setIssuer(partner.app.id)

@@ -18,6 +18,7 @@ import { removeInstallation } from '../../src/domain/identity/installations.js';
 import { rotateWorkspaceKey } from '../../src/domain/identity/workspaces.js';
 import { addAppKey, generateKeyPair, revokeAppKey } from '../../src/domain/identity/apps.js';
 import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
+import { nowSeconds } from '../../src/lib/time.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/;
 
@@ -157,7 +158,7 @@ for (const target of await databaseTargets()) {
 
     test('app JWTs that are expired, forged, too long-lived, of another algorithm or unknown issuer are 401', async () => {
       const url = '/api/v1/apps/me/installations';
-      const now = Math.floor(Date.now() / 1000);
+      const now = nowSeconds();
       const forgedKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
       const forged = await new SignJWT({})
         .setProtectedHeader({ alg: 'RS256', kid: partner.kid })

@@ -13,7 +13,7 @@ import {
   type Harness,
   type JobBody,
 } from '../support/load-harness.js';
-import { expireUploads } from '../../src/worker/sweep.js';
+import { expireUploads } from '../../src/domain/jobs/uploads.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },

@@ -3,7 +3,7 @@
 // queueing under repeated and concurrent notifications, and uploads that beat their URL's expiry.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { expireUploads } from '../../src/worker/sweep.js';
+import { expireUploads } from '../../src/domain/jobs/uploads.js';
 import { startS3, type S3EventRecord, type TestS3 } from '../support/s3-server.js';
 import { postgresSkip, startHarness, type Dialect, type Harness } from '../support/load-harness.js';
 

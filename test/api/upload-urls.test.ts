@@ -2,8 +2,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { signUrl } from '../../src/lib/signed-url.js';
+import { nowSeconds } from '../../src/lib/time.js';
 import { resolveSigningSecret } from '../../src/runtime/signing-secret.js';
-import { expireUploads } from '../../src/worker/sweep.js';
+import { expireUploads } from '../../src/domain/jobs/uploads.js';
 import {
   postgresSkip,
   startHarness,
@@ -56,7 +57,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
 
     void it('answers 403 to an expired URL and the job ends Expired', { skip }, async () => {
       const { jobId } = await newUpload();
-      const past = Math.floor(Date.now() / 1000) - 5;
+      const past = nowSeconds() - 5;
       const expired = signUrl(resolveSigningSecret(h.config), h.baseUrl, 'PUT', `/uploads/${jobId}`, past);
       const res = await put(expired, 'id,name\n1,a\n');
       assert.equal(res.status, 403);

@@ -1,6 +1,7 @@
 // Signs app JWTs the way partners' clients do: for the CLI's `token` helper and for tests.
 import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { nowSeconds } from '../../lib/time.js';
 
 export interface SignOptions {
   appId: string;
@@ -17,7 +18,7 @@ export interface SignOptions {
 export async function signAppJwt(options: SignOptions): Promise<string> {
   const key = createPrivateKey(options.privateKeyPem);
   const alg = key.asymmetricKeyType === 'ec' ? 'ES256' : 'RS256';
-  const iat = options.issuedAt ?? Math.floor(Date.now() / 1000);
+  const iat = options.issuedAt ?? nowSeconds();
   let jwt = new SignJWT({})
     .setProtectedHeader({ alg, typ: 'JWT', ...(options.kid !== undefined ? { kid: options.kid } : {}) })
     .setIssuer(options.appId)

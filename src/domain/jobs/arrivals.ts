@@ -3,10 +3,10 @@
 // worker role and when a bucket notification names the object. Both paths end here, and the
 // Created → Queued move is one guarded UPDATE, so a job is queued exactly once whoever sees it first.
 import type { Kysely } from 'kysely';
-import type { Tables } from '../../storage/db/tables.js';
+import type { ContentType, Tables } from '../../storage/db/tables.js';
 import type { ObjectStore } from '../../storage/objects/index.js';
 import { transitionJob } from './jobs.js';
-import { asUploadType } from './status.js';
+import { asUploadType, NO_DEFECTS } from './status.js';
 import { declaredFormat, fileTooLargeMessage, formatOfUpload } from './upload-headers.js';
 
 /** What looking for a job's upload found. */
@@ -25,7 +25,7 @@ export interface AwaitingUpload {
   id: string;
   object_key: string;
   /** The format asked for with the URL; the PUT's Content-Type may name another. */
-  content_type: string | null;
+  content_type: ContentType | null;
 }
 
 // Keys are made by objectKeys.upload: datasets/<datasetId>/uploads/<jobId>.
@@ -80,14 +80,17 @@ export async function checkUploadArrival(
   if (info.size > maxBytes) {
     // A presigned PUT cannot be held to a length up front (see S3ObjectStore.presignPut): the
     // limit is applied here, before any worker reads the file.
-    const failed = await transitionJob(db, job.id, {
-      to: 'Failed',
-      from: ['Created'],
-      log: { message: fileTooLargeMessage(maxBytes) },
-      error: { errorCount: 0, errors: [] },
-      clearLease: true,
-    });
-    if (!failed) return 'notAwaiting';
+    const failed = await transitionJob(
+      db,
+      { id: job.id },
+      {
+        move: 'fileRefused',
+        by: { kind: 'service' },
+        log: { message: fileTooLargeMessage(maxBytes) },
+        error: NO_DEFECTS,
+      },
+    );
+    if (failed === undefined) return 'notAwaiting';
     await objects.delete(job.object_key);
     return 'tooLarge';
   }
@@ -99,12 +102,15 @@ export async function checkUploadArrival(
   } catch {
     // keep the declared format
   }
-  const queued = await transitionJob(db, job.id, {
-    to: 'Queued',
-    from: ['Created'],
-    also: { content_type: format },
-    log: { message: `File received (${info.size} bytes, read as ${format}); queued.` },
-    clearLease: true,
-  });
-  return queued ? 'queued' : 'notAwaiting';
+  const queued = await transitionJob(
+    db,
+    { id: job.id },
+    {
+      move: 'fileReceived',
+      by: { kind: 'service' },
+      contentType: format,
+      log: { message: `File received (${info.size} bytes, read as ${format}); queued.` },
+    },
+  );
+  return queued !== undefined ? 'queued' : 'notAwaiting';
 }

@@ -1,7 +1,8 @@
-// Creating load jobs, moving them between states (each move writes a status entry in the same
-// transaction), and reading them with the same visibility as their datasets.
+// Creating load jobs, moving them between states, and reading them with the same visibility as
+// their datasets. transitionJob is the only writer of a job's status: it makes one of JOB_MOVES
+// (moves.ts) and writes the move's status entry in the same transaction.
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
@@ -17,6 +18,7 @@ import {
   type LogData,
   type UploadType,
 } from './status.js';
+import { JOB_MOVES, type JobMove, type Mover, type MoverOf, type MoveRule, type TargetOf } from './moves.js';
 import { viewJobs, viewStatusEntry, type Job, type JobStatusEntry } from './view.js';
 
 export interface NewJob {
@@ -73,58 +75,112 @@ export async function createJob(db: Kysely<Tables>, input: NewJob): Promise<Data
   });
 }
 
-export interface Transition {
-  to: JobStatus;
-  /** The move happens only from one of these states. */
-  from: readonly JobStatus[];
-  /** When set, only while this worker holds the lease. */
-  leaseOwner?: string;
-  /** When set, only while this PUT holds the upload's claim. */
-  uploadClaim?: string;
-  /** Columns written with the move (the format an upload was read as, its size). */
-  also?: JobColumns;
-  log: LogData;
-  error?: ErrorData | null;
-  /** Clears the lease (final states, release at shutdown). */
-  clearLease?: boolean;
+/** The job a move applies to: one named job, or (a claim) the oldest one the move admits. */
+export type JobTarget =
+  | { id: string }
+  | {
+      oldest: {
+        /** Narrows the jobs the move admits (the attempts a claim looks for). */
+        where: (eb: ExpressionBuilder<Tables, 'dataset_jobs'>) => Expression<SqlBool>;
+        /** Passes over rows other claimers hold (Database.capabilities.skipLocked). */
+        skipLocked: boolean;
+      };
+    };
+
+/** One move of a job (JOB_MOVES) and what its status entry says. */
+export type Transition<M extends JobMove> = {
+  move: M;
+  by: MoverOf<M>;
+  /** The entry's logData; a function of the moved job when it depends on it (the attempt). */
+  log: LogData | ((job: DatasetJobRow) => LogData);
+  /** fileReceived: the format the file will be read as. */
+  contentType?: ContentType;
+} & (TargetOf<M> extends 'Failed' ? { error: ErrorData } : { error?: never });
+
+/** Moves a job if its state and mover admit the move; returns the moved job, or undefined. */
+export async function transitionJob<M extends JobMove>(
+  db: Kysely<Tables>,
+  target: JobTarget,
+  t: Transition<M>,
+): Promise<DatasetJobRow | undefined> {
+  return db.transaction().execute((trx) => transitionJobIn(trx, target, t));
 }
 
-/** Job columns a transition may write besides the status. */
-export type JobColumns = Partial<
-  Pick<DatasetJobRow, 'content_type' | 'upload_received' | 'upload_total' | 'upload_expires_at'>
->;
-
-/** Moves a job to another state if it is in one of `from`; returns false when it was not. */
-export async function transitionJob(db: Kysely<Tables>, jobId: string, t: Transition): Promise<boolean> {
-  return db.transaction().execute((trx) => transitionJobIn(trx, jobId, t));
-}
-
-/** transitionJob inside the caller's transaction (the records swap commits with the job). */
-export async function transitionJobIn(trx: Db, jobId: string, t: Transition): Promise<boolean> {
-  const now = nowTimestamp();
+/** transitionJob inside the caller's transaction (the records swap commits with the job). The
+ * UPDATE is the first statement of a claim's transaction, so SQLite takes its write lock at once. */
+export async function transitionJobIn<M extends JobMove>(
+  trx: Db,
+  target: JobTarget,
+  t: Transition<M>,
+): Promise<DatasetJobRow | undefined> {
+  const rule: MoveRule = JOB_MOVES[t.move];
+  const by: Mover = t.by;
+  const now = Date.now();
+  const stamp = nowTimestamp();
+  const admits = (eb: ExpressionBuilder<Tables, 'dataset_jobs'>) =>
+    eb.and([eb('status', 'in', [...rule.from]), ...moverGuard(eb, by, now)]);
   let q = trx
     .updateTable('dataset_jobs')
-    .set({
-      ...t.also,
-      status: t.to,
-      updated_at: now,
-      ...(t.clearLease === true ? { lease_owner: null, lease_expires_at: null } : {}),
-      // Only a job awaiting its file can be claimed by a PUT: every move ends the claim.
+    .set((eb) => ({
+      status: rule.to,
+      updated_at: stamp,
+      ...leaseAfter(rule.to, by, now),
+      ...(by.kind === 'claimer' ? { attempts: eb('attempts', '+', 1) } : {}),
+      ...(t.contentType !== undefined ? { content_type: t.contentType } : {}),
       upload_claim: null,
       upload_claim_expires_at: null,
-    })
-    .where('id', '=', jobId)
-    .where('status', 'in', [...t.from]);
-  if (t.leaseOwner !== undefined) q = q.where('lease_owner', '=', t.leaseOwner);
-  if (t.uploadClaim !== undefined) q = q.where('upload_claim', '=', t.uploadClaim);
-  const result = await q.executeTakeFirst();
-  if (Number(result.numUpdatedRows) !== 1) return false;
-  await appendStatus(trx, jobId, t.to, t.log, t.error ?? null, now);
-  return true;
+    }))
+    .where(admits);
+  if ('id' in target) {
+    q = q.where('id', '=', target.id);
+  } else {
+    const { where, skipLocked } = target.oldest;
+    q = q.where('id', '=', (eb) =>
+      eb
+        .selectFrom('dataset_jobs')
+        .select('id')
+        .where(admits)
+        .where(where)
+        .orderBy('created_at')
+        .limit(1)
+        .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
+    );
+  }
+  const job = await q.returningAll().executeTakeFirst();
+  if (job === undefined) return undefined;
+  const log = typeof t.log === 'function' ? t.log(job) : t.log;
+  await appendStatus(trx, job.id, rule.to, log, t.error ?? null, stamp);
+  return job;
 }
 
-/** Writes a status entry (also used for progress entries of a running job). */
-export async function appendStatus(
+/** What the mover must hold for the move, besides the job's state. */
+function moverGuard(
+  eb: ExpressionBuilder<Tables, 'dataset_jobs'>,
+  by: Mover,
+  now: number,
+): Expression<SqlBool>[] {
+  switch (by.kind) {
+    case 'leaseHolder':
+      return [eb('lease_owner', '=', by.owner)];
+    case 'claimer':
+      // A Running job is taken over only once its worker let the lease lapse.
+      return [eb.or([eb('status', '!=', 'Running'), eb('lease_expires_at', '<', now)])];
+    case 'uploadClaimHolder':
+      return [eb('upload_claim', '=', by.claim)];
+    case 'service':
+      return [];
+  }
+}
+
+/** A job holds a lease exactly while Running: the claimer's, until now + its lease time. */
+function leaseAfter(to: JobStatus, by: Mover, now: number) {
+  if (to !== 'Running') return { lease_owner: null, lease_expires_at: null };
+  if (by.kind !== 'claimer') throw new Error('only a claim moves a job to Running');
+  return { lease_owner: by.owner, lease_expires_at: now + by.leaseMs };
+}
+
+/** Writes a status entry: the job's first, or the one of a move. */
+async function appendStatus(
   db: Db,
   jobId: string,
   status: JobStatus,

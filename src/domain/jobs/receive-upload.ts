@@ -9,8 +9,15 @@ import type { Kysely } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import { objectKeys, ObjectTooLarge, type ObjectStore } from '../../storage/objects/index.js';
 import { problem } from '../../errors.js';
-import { transitionJobIn, type JobColumns } from './jobs.js';
-import { claimUpload, expireUpload, withUploadClaim } from './uploads.js';
+import { transitionJobIn } from './jobs.js';
+import {
+  advanceUpload,
+  claimUpload,
+  expireUpload,
+  uploadTimeIsUp,
+  withUploadClaim,
+  type UploadProgress,
+} from './uploads.js';
 import {
   contentRangeProblem,
   declaredFormat,
@@ -67,8 +74,7 @@ export async function receiveUpload(deps: UploadReceiverDeps, put: UploadPut): P
   const resumable = asUploadType(job.upload_type) === 'resumable';
   const expired =
     job.status === 'Expired' ||
-    (job.status === 'Created' &&
-      (Number(job.upload_expires_at ?? 0) < Date.now() || (put.urlExpired && !resumable)));
+    (job.status === 'Created' && (uploadTimeIsUp(job) || (put.urlExpired && !resumable)));
   if (expired) {
     await expireUpload(deps.db, deps.objects, job);
     throw resumable
@@ -117,15 +123,18 @@ async function receiveWholeFile(
       throw bodyDoesNotMatchRange(bytes, total);
     }
     const queued = await deps.db.transaction().execute((trx) =>
-      transitionJobIn(trx, job.id, {
-        to: 'Queued',
-        from: ['Created'],
-        uploadClaim: put.claim,
-        also: { content_type: format },
-        log: { message: `File received (${bytes} bytes, read as ${format}); queued.` },
-      }),
+      transitionJobIn(
+        trx,
+        { id: job.id },
+        {
+          move: 'fileReceived',
+          by: { kind: 'uploadClaimHolder', claim: put.claim },
+          contentType: format,
+          log: { message: `File received (${bytes} bytes, read as ${format}); queued.` },
+        },
+      ),
     );
-    if (!queued) {
+    if (queued === undefined) {
       await deps.objects.delete(objectKey);
       throw problem('conflict', 'This upload URL was already used.');
     }
@@ -230,7 +239,7 @@ async function finish(
     }
     const total = slice.to === null ? end : slice.total;
     const complete = total !== null && end === total;
-    const columns: JobColumns = {
+    const progress: UploadProgress = {
       upload_received: end,
       upload_expires_at: Math.max(
         Number(job.upload_expires_at ?? 0),
@@ -240,23 +249,19 @@ async function finish(
       ...(slice.format !== null ? { content_type: slice.format } : {}),
     };
     const advanced = await deps.db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('dataset_jobs')
-        .set(columns)
-        .where('id', '=', job.id)
-        .where('status', '=', 'Created')
-        .where('upload_claim', '=', put.claim)
-        .where('upload_received', '=', slice.from)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) return false;
+      if (!(await advanceUpload(trx, job.id, put.claim, slice.from, progress))) return false;
       if (!complete) return true;
       const format = slice.format ?? declaredFormat(job);
-      return transitionJobIn(trx, job.id, {
-        to: 'Queued',
-        from: ['Created'],
-        uploadClaim: put.claim,
-        log: { message: `File received (${end} bytes in a resumable session, read as ${format}); queued.` },
-      });
+      const queued = await transitionJobIn(
+        trx,
+        { id: job.id },
+        {
+          move: 'fileReceived',
+          by: { kind: 'uploadClaimHolder', claim: put.claim },
+          log: { message: `File received (${end} bytes in a resumable session, read as ${format}); queued.` },
+        },
+      );
+      return queued !== undefined;
     });
     if (!advanced)
       throw problem('conflict', 'The session moved on while this slice was stored; ask where it stands.');

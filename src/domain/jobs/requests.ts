@@ -8,12 +8,13 @@ import { signUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
 import { findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
 import { createJob } from './jobs.js';
+import { checkModeOnRequest } from './load-modes.js';
 import type { ContentType, LoadMode, UploadType } from './status.js';
 
 /** How long an upload URL (and its Created job) stays usable. */
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 
-/** The upload job result of spec §2.8. */
+/** What a load request answers: the dataset, the URL (to PUT the file to, or the one given) and the job. */
 export interface UploadJobResult {
   datasetId: string;
   url: string;
@@ -23,11 +24,10 @@ export interface UploadJobResult {
 /** The path of the embedded store's upload receiver for a job. */
 export const uploadPath = (jobId: string) => `/uploads/${jobId}`;
 
-async function checkMode(db: Kysely<Tables>, caller: DatasetCaller, datasetId: string, mode: LoadMode) {
+/** The dataset to load into, if the caller may see it and the mode allows loading it now. */
+async function datasetFor(db: Kysely<Tables>, caller: DatasetCaller, datasetId: string, mode: LoadMode) {
   const ds = await findVisibleDataset(db, caller, datasetId);
-  if (mode === 'create' && Number(ds.record_count) > 0) {
-    throw problem('conflict', 'The dataset already holds records; use mode=replace to replace them.');
-  }
+  checkModeOnRequest(mode, ds);
   return ds;
 }
 
@@ -38,7 +38,7 @@ export async function requestUploadUrl(
   input: { datasetId: string; mode: LoadMode; contentType: ContentType; uploadType: UploadType },
   store: { objects: ObjectStore; publicUrl: string; signingSecret: string },
 ): Promise<UploadJobResult> {
-  const ds = await checkMode(db, caller, input.datasetId, input.mode);
+  const ds = await datasetFor(db, caller, input.datasetId, input.mode);
   const expiresAt = nowSeconds() + UPLOAD_URL_TTL_SECONDS;
   const jobId = randomUUID();
   const objectKey = objectKeys.upload(ds.id, jobId);
@@ -51,6 +51,7 @@ export async function requestUploadUrl(
     mode: input.mode,
     contentType: input.contentType,
     objectKey,
+    // The signed URL counts seconds, the job's column milliseconds.
     uploadExpiresAt: expiresAt * 1000,
     uploadType: input.uploadType,
     status: 'Created',
@@ -84,7 +85,7 @@ export async function requestRecordsLoad(
       errors: { url: ['must be an http(s) URL'] },
     });
   }
-  const ds = await checkMode(db, caller, input.datasetId, input.mode);
+  const ds = await datasetFor(db, caller, input.datasetId, input.mode);
   const job = await createJob(db, {
     datasetId: ds.id,
     workspaceId: ds.workspace_id,

@@ -1,7 +1,23 @@
-// Job states, their stable integer codes (documented in docs/jobs.md; never renumber), and the
-// shapes of a status entry's logData and errorData.
+// Job states, their stable integer codes (documented in docs/loading.md; never renumber), the
+// closed sets of a job's columns, and the shapes of a status entry's logData and errorData.
+import type { JobStatus, UploadType } from '../../storage/db/tables.js';
 
-/** Status name → stable code. Created → Queued → Running → Completed | Failed; Created → Expired. */
+// The sets are declared beside the columns that hold them (storage imports nothing from here);
+// this is where the rest of the code takes them from.
+export {
+  CONTENT_TYPES,
+  JOB_STATUSES,
+  JOB_TYPES,
+  LOAD_MODES,
+  UPLOAD_TYPES,
+  type ContentType,
+  type JobStatus,
+  type JobType,
+  type LoadMode,
+  type UploadType,
+} from '../../storage/db/tables.js';
+
+/** Status name → stable code. The moves between states are JOB_MOVES (moves.ts). */
 export const JOB_STATUS_CODES = {
   Created: 1,
   Queued: 2,
@@ -9,36 +25,11 @@ export const JOB_STATUS_CODES = {
   Completed: 4,
   Failed: 5,
   Expired: 6,
-} as const;
-export type JobStatus = keyof typeof JOB_STATUS_CODES;
+} as const satisfies Record<JobStatus, number>;
 
-/** States a job never leaves. */
-export const FINAL_STATUSES: readonly JobStatus[] = ['Completed', 'Failed', 'Expired'];
-
-export const JOB_TYPES = ['uploadUrl', 'recordsLoad'] as const;
-export type JobType = (typeof JOB_TYPES)[number];
-
-export const LOAD_MODES = ['create', 'replace'] as const;
-export type LoadMode = (typeof LOAD_MODES)[number];
-
-export const CONTENT_TYPES = ['csv', 'json', 'tsv'] as const;
-export type ContentType = (typeof CONTENT_TYPES)[number];
-
-/** Narrows a stored content type. */
-export function asContentType(value: string): ContentType {
-  if ((CONTENT_TYPES as readonly string[]).includes(value)) return value as ContentType;
-  throw new Error(`unknown content type ${value}`);
-}
-
-/** How an upload URL takes its file: one PUT, or a resumable session of slices (GCS semantics). */
-export const UPLOAD_TYPES = ['singlerequest', 'resumable'] as const;
-export type UploadType = (typeof UPLOAD_TYPES)[number];
-
-/** Narrows a stored upload type (rows from before resumable uploads read as single-request). */
-export function asUploadType(value: string | null): UploadType {
-  if (value === null || value === 'singlerequest') return 'singlerequest';
-  if (value === 'resumable') return value;
-  throw new Error(`unknown upload type ${value}`);
+/** A stored upload type; null (a recordsLoad job) reads as single-request. */
+export function asUploadType(value: UploadType | null): UploadType {
+  return value ?? 'singlerequest';
 }
 
 /** What a status entry tells about progress. */
@@ -62,8 +53,5 @@ export interface ErrorData {
   errors: JobError[];
 }
 
-/** Narrows a stored status name. */
-export function asJobStatus(value: string): JobStatus {
-  if (value in JOB_STATUS_CODES) return value as JobStatus;
-  throw new Error(`unknown job status ${value}`);
-}
+/** The errorData of a failure that is not about the file's content. */
+export const NO_DEFECTS: ErrorData = { errorCount: 0, errors: [] };

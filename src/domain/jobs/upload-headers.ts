@@ -3,7 +3,7 @@
 // reads it: https://cloud.google.com/storage/docs/performing-resumable-uploads).
 import type { DatasetJobRow } from '../../storage/db/tables.js';
 import { problem, type ProblemError } from '../../errors.js';
-import { asContentType, type ContentType } from './status.js';
+import type { ContentType } from './status.js';
 
 /** Media types an upload may be sent with, and the format each one means (null: the declared one). */
 const UPLOAD_MEDIA_TYPES: Record<string, ContentType | null> = {
@@ -79,7 +79,7 @@ export function fileTooLargeMessage(maxBytes: number): string {
 
 /** The format asked for with the upload URL. */
 export function declaredFormat(job: Pick<DatasetJobRow, 'content_type'>): ContentType {
-  return asContentType(job.content_type ?? 'csv');
+  return job.content_type ?? 'csv';
 }
 
 /** The Range header of a resumable session's answer: the persisted prefix, or none when empty. */

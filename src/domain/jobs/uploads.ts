@@ -1,9 +1,12 @@
 // The state of an upload URL's job while it awaits its file: the claim of the PUT streaming into it
 // (one at a time, renewed while it streams, so a PUT that died with its process frees the URL
-// within UPLOAD_CLAIM_MS), and its expiry (with whatever a resumable session had persisted).
+// within UPLOAD_CLAIM_MS), a resumable session's progress, and its expiry (with whatever a
+// resumable session had persisted). Claim and progress columns change while the job stays Created;
+// its status changes only through transitionJob.
 import type { Kysely } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
+import type { Db } from '../identity/users.js';
 import { transitionJob } from './jobs.js';
 import { asUploadType } from './status.js';
 
@@ -62,6 +65,37 @@ export async function withUploadClaim<T>(
   }
 }
 
+/** What a stored slice moves on: the persisted length, the session's expiry, and its total and
+ * format once they are known. */
+export type UploadProgress = Partial<
+  Pick<DatasetJobRow, 'content_type' | 'upload_received' | 'upload_total' | 'upload_expires_at'>
+>;
+
+/** Records a slice this PUT stored after `from` persisted bytes; false when the session moved on. */
+export async function advanceUpload(
+  trx: Db,
+  jobId: string,
+  claim: string,
+  from: number,
+  progress: UploadProgress,
+): Promise<boolean> {
+  const res = await trx
+    .updateTable('dataset_jobs')
+    .set(progress)
+    .where('id', '=', jobId)
+    .where('status', '=', 'Created')
+    .where('upload_claim', '=', claim)
+    .where('upload_received', '=', from)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Whether an upload awaiting its file is past its time (`upload_expires_at`: the URL's hour, or a
+ * resumable session's idle and overall limits). expireUploads asks the same of the database. */
+export function uploadTimeIsUp(job: Pick<DatasetJobRow, 'upload_expires_at'>, now = Date.now()): boolean {
+  return Number(job.upload_expires_at ?? 0) < now;
+}
+
 /** Marks an unused (or abandoned) upload Expired and deletes what it had persisted; idempotent. */
 export async function expireUpload(
   db: Kysely<Tables>,
@@ -69,18 +103,51 @@ export async function expireUpload(
   job: UploadedFileOf,
 ): Promise<boolean> {
   const resumable = asUploadType(job.upload_type) === 'resumable';
-  const moved = await transitionJob(db, job.id, {
-    to: 'Expired',
-    from: ['Created'],
-    log: {
-      message: resumable
-        ? 'The resumable upload session expired before the file was complete.'
-        : 'The upload URL expired before a file was uploaded.',
+  const moved = await transitionJob(
+    db,
+    { id: job.id },
+    {
+      move: 'uploadExpired',
+      by: { kind: 'service' },
+      log: {
+        message: resumable
+          ? 'The resumable upload session expired before the file was complete.'
+          : 'The upload URL expired before a file was uploaded.',
+      },
     },
-    clearLease: true,
-  });
+  );
   await deleteUploadedFile(objects, job);
-  return moved;
+  return moved !== undefined;
+}
+
+/** Ends Expired every upload still awaiting its file past its time and free of a live claim (a PUT
+ * still streaming may finish); returns how many it expired. */
+export async function expireUploads(
+  { db, objects }: { db: Kysely<Tables>; objects: ObjectStore },
+  now: number,
+): Promise<number> {
+  const due = await db
+    .selectFrom('dataset_jobs')
+    .select(['id', 'dataset_id', 'object_key', 'upload_type'])
+    .where('status', '=', 'Created')
+    .where('upload_expires_at', '<', now)
+    .where((w) => w.or([w('upload_claim', 'is', null), w('upload_claim_expires_at', '<', now)]))
+    .execute();
+  let n = 0;
+  for (const job of due) {
+    // A store that takes uploads itself (presigned PUT) may hold a file that arrived in time but
+    // was not noticed yet: the upload watcher queues that job instead.
+    if (
+      objects.presigned !== null &&
+      asUploadType(job.upload_type) === 'singlerequest' &&
+      job.object_key !== null &&
+      (await objects.head(job.object_key)) !== null
+    ) {
+      continue;
+    }
+    if (await expireUpload(db, objects, job)) n++;
+  }
+  return n;
 }
 
 /** What names the file an upload persisted. */

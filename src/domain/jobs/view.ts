@@ -1,15 +1,24 @@
-// Jobs in the public shape (DESIGN.md §4): the public record's fields with our figures inside.
+// Jobs in the public shape (docs/loading.md): the public record's fields with our figures inside.
 import type { DatasetJobLogRow, DatasetJobRow } from '../../storage/db/tables.js';
 import type { Db, UserSummary } from '../identity/users.js';
 import { summariesOf } from '../identity/summaries.js';
 import type { WorkspaceSummary } from '../identity/workspaces.js';
-import { asUploadType, type ErrorData, type LogData, type UploadType } from './status.js';
+import {
+  asUploadType,
+  type ContentType,
+  type ErrorData,
+  type JobStatus,
+  type JobType,
+  type LoadMode,
+  type LogData,
+  type UploadType,
+} from './status.js';
 
 /** A status entry of a job. */
 export interface JobStatusEntry {
   datasetJobLogId: number;
   datasetJobStatusCode: number;
-  datasetJobStatusName: string;
+  datasetJobStatusName: JobStatus;
   logData: LogData | null;
   errorData: ErrorData | null;
   dateCreated: string;
@@ -22,14 +31,14 @@ export interface Job {
   workspace: WorkspaceSummary;
   dateCreated: string;
   createdBy: UserSummary;
-  jobType: string;
+  jobType: JobType;
   currentStatus: JobStatusEntry;
   datasetParentJobId: null;
   children: [];
   allChildrenSucceeded: null;
-  mode: string;
+  mode: LoadMode;
   /** The format the file was (or will be) read as. */
-  contentType: string | null;
+  contentType: ContentType | null;
   /** uploadUrl jobs: one PUT or a resumable session; null for recordsLoad. */
   uploadType: UploadType | null;
 }

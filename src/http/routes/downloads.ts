@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { mediaTypeOf } from '../../domain/records/export.js';
 import { problem } from '../../errors.js';
 import { checkSignedUrl } from '../../lib/signed-url.js';
+import { nowSeconds } from '../../lib/time.js';
 import { objectKeys, ObjectNotFound } from '../../storage/objects/index.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
@@ -30,13 +31,7 @@ export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
     async (request, reply) => {
       const { datasetId, file } = request.params;
       const path = `/downloads/${datasetId}/${file}`;
-      const check = checkSignedUrl(
-        deps.signingSecret,
-        'GET',
-        path,
-        request.query,
-        Math.floor(Date.now() / 1000),
-      );
+      const check = checkSignedUrl(deps.signingSecret, 'GET', path, request.query, nowSeconds());
       if (check === 'invalid')
         throw problem('forbidden', 'The download link is not valid (bad or missing signature).');
       if (check === 'expired')

@@ -26,10 +26,18 @@ export interface PostgresEngine {
 
 export type Engine = SqliteEngine | PostgresEngine;
 
+/** What the engine can do that callers choose by (never by asking which engine it is). */
+export interface DatabaseCapabilities {
+  /** `SELECT ... FOR UPDATE SKIP LOCKED`: concurrent claimers pass over each other's rows. SQLite
+   * serialises writers instead, so a plain `UPDATE` is already atomic there. */
+  readonly skipLocked: boolean;
+}
+
 /** The database handle passed down from the composition root. */
 export interface Database {
   readonly db: Kysely<Tables>;
   readonly engine: Engine;
+  readonly capabilities: DatabaseCapabilities;
   /** Throws when the database cannot answer; /readyz uses it. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -66,6 +74,7 @@ function openSqlite(file: string): Database {
   return {
     db,
     engine: { kind: 'sqlite', file, connection },
+    capabilities: { skipLocked: false },
     ping: async () => {
       connection.prepare('select 1').get();
     },
@@ -107,6 +116,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
   return {
     db,
     engine: { kind: 'postgres', pool, schema },
+    capabilities: { skipLocked: true },
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -1,6 +1,32 @@
-// Row shapes of the metadata tables, as Kysely sees them. Timestamps are ISO-8601 UTC text with
-// microseconds (sortable as text in both dialects); expiry instants are epoch seconds.
+// Row shapes of the metadata tables, as Kysely sees them. Timestamps (`*_at` text columns) are
+// ISO-8601 UTC text with microseconds, sortable as text in both dialects. Instants kept as numbers
+// (bigint columns) name their unit where they are declared: access tokens count epoch seconds (as
+// JWT claims do), job and ledger instants epoch milliseconds.
 import type { Generated, Insertable, Selectable } from 'kysely';
+
+// The closed sets a job's text columns hold. They are declared here, beside the columns, because
+// storage imports nothing from the domain; domain/jobs/status.ts re-exports them, and everything
+// above storage takes them from there.
+
+/** A job's states (their public codes are JOB_STATUS_CODES in domain/jobs/status.ts). */
+export const JOB_STATUSES = ['Created', 'Queued', 'Running', 'Completed', 'Failed', 'Expired'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** Where a job's file comes from: an upload URL, or a URL the service fetches. */
+export const JOB_TYPES = ['uploadUrl', 'recordsLoad'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+
+/** What a load does with the dataset (the policy of each is domain/jobs/load-modes.ts). */
+export const LOAD_MODES = ['create', 'replace'] as const;
+export type LoadMode = (typeof LOAD_MODES)[number];
+
+/** The formats a file is read as. */
+export const CONTENT_TYPES = ['csv', 'json', 'tsv'] as const;
+export type ContentType = (typeof CONTENT_TYPES)[number];
+
+/** How an upload URL takes its file: one PUT, or a resumable session of slices (GCS semantics). */
+export const UPLOAD_TYPES = ['singlerequest', 'resumable'] as const;
+export type UploadType = (typeof UPLOAD_TYPES)[number];
 
 export interface UsersTable {
   id: Generated<number>;
@@ -50,6 +76,7 @@ export interface AccessTokensTable {
   installation_id: number;
   key_version: number;
   permissions: string;
+  /** Epoch seconds. */
   expires_at: number;
   created_at: string;
   /** The app key whose JWT minted the token (null: minted by the operator or before keys were kept). */
@@ -99,27 +126,31 @@ export interface ProxyIdsTable {
   revoked_at: string | null;
 }
 
-/** A load job; instants (`lease_expires_at`, `upload_expires_at`) are epoch milliseconds. */
+/** A load job; its instants (`*_expires_at`) are epoch milliseconds. */
 export interface DatasetJobsTable {
   id: string;
   dataset_id: string;
   workspace_id: number;
-  job_type: string;
-  mode: string;
-  content_type: string | null;
+  job_type: JobType;
+  mode: LoadMode;
+  /** uploadUrl: the format its file is (or will be) read as; null for recordsLoad (found on fetch). */
+  content_type: ContentType | null;
   /** recordsLoad only; sensitive (presigned query): never logged. */
   source_url: string | null;
   object_key: string | null;
-  status: string;
+  status: JobStatus;
+  /** The worker running the job: set exactly while it is Running. */
   lease_owner: string | null;
+  /** Epoch milliseconds after which the lease lapses and another worker may take the job. */
   lease_expires_at: number | null;
   attempts: number;
   created_at: string;
   updated_at: string;
   created_by_user_id: number;
+  /** uploadUrl only: epoch milliseconds after which an upload still awaiting its file expires. */
   upload_expires_at: number | null;
-  /** uploadUrl only: `singlerequest` or `resumable` (UPLOAD_TYPES). */
-  upload_type: string | null;
+  /** uploadUrl only (null for recordsLoad). */
+  upload_type: UploadType | null;
   /** Resumable uploads: bytes persisted so far (a prefix of the file, in slices). */
   upload_received: number | null;
   /** Resumable uploads: the file's total size, once a slice declared it. */
@@ -135,7 +166,7 @@ export interface DatasetJobLogsTable {
   id: Generated<number>;
   job_id: string;
   status_code: number;
-  status_name: string;
+  status_name: JobStatus;
   /** JSON: {message, rowsRead, rowsLoaded, duplicatesCollapsed} */
   log_data: string | null;
   /** JSON: {errorCount, errors: [{line, property?, message}]} */

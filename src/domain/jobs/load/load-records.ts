@@ -2,12 +2,13 @@
 // swap it in. Any failure drops the staging table, so the dataset keeps exactly what it had.
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
-import type { DatasetJobRow, Tables } from '../storage/db/tables.js';
-import { stagingTableName, type RecordStore, type StagingWriter } from '../storage/records/index.js';
-import { datasetSchemaOf } from '../domain/datasets/datasets.js';
-import { tableSchemaOf } from '../domain/datasets/schema.js';
-import type { LoadMode, LogData } from '../domain/jobs/status.js';
-import { ErrorCollector, parseRecords, type InputFormat } from '../domain/loading/index.js';
+import type { DatasetJobRow, Tables } from '../../../storage/db/tables.js';
+import { stagingTableName, type RecordStore, type StagingWriter } from '../../../storage/records/index.js';
+import { datasetSchemaOf } from '../../datasets/datasets.js';
+import { tableSchemaOf } from '../../datasets/schema.js';
+import { ErrorCollector, parseRecords, type InputFormat } from '../../loading/index.js';
+import { checkModeOnStart } from '../load-modes.js';
+import type { LogData } from '../status.js';
 import { retireEarlierAttempts } from './attempts.js';
 import { commitGeneration } from './commit.js';
 import { JobFailure } from './failure.js';
@@ -23,16 +24,13 @@ export interface LoadContext {
 /** Loads `input` into the job's dataset and commits it with the job; returns the Completed log. */
 export async function loadRecords(ctx: LoadContext, input: Readable, format: InputFormat): Promise<LogData> {
   const { db, job } = ctx;
-  const mode = job.mode as LoadMode;
   const ds = await db
     .selectFrom('datasets')
     .select(['generation', 'record_count'])
     .where('id', '=', job.dataset_id)
     .executeTakeFirst();
   if (ds === undefined) throw new JobFailure('The dataset was deleted.');
-  if (mode === 'create' && Number(ds.record_count) > 0) {
-    throw new JobFailure('The dataset already holds records; use mode=replace to replace them.');
-  }
+  checkModeOnStart(job.mode, ds);
   const schema = await datasetSchemaOf(db, job.dataset_id);
   const errors = new ErrorCollector();
   let staging: StagingWriter | null = null;
@@ -67,7 +65,7 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
       datasetId: job.dataset_id,
       jobId: job.id,
       leaseOwner: ctx.leaseOwner,
-      mode,
+      mode: job.mode,
       startGeneration: ds.generation,
       table: staging.table,
       rowsLoaded: result.rowsLoaded,

@@ -3,8 +3,8 @@
 // table mid-COPY, and dropping it would wait on that worker. They go to the retirement ledger
 // instead, and the sweep drops them once the grace period has passed.
 import type { Kysely } from 'kysely';
-import type { DatasetJobRow, Tables } from '../storage/db/tables.js';
-import { stagingTableName } from '../storage/records/index.js';
+import type { DatasetJobRow, Tables } from '../../../storage/db/tables.js';
+import { stagingTableName } from '../../../storage/records/index.js';
 
 /** Puts the staging tables of the job's earlier attempts in the retirement ledger. */
 export async function retireEarlierAttempts(db: Kysely<Tables>, job: DatasetJobRow): Promise<void> {

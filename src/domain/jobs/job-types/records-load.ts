@@ -1,7 +1,7 @@
 // Job type `recordsLoad`: the file is fetched from the caller's URL, guarded against SSRF.
-import { FetchRefused, safeFetch } from '../../net/safe-fetch.js';
-import type { InputFormat } from '../../domain/loading/index.js';
-import { JobFailure } from '../failure.js';
+import { FetchRefused, safeFetch } from '../../../net/safe-fetch.js';
+import type { InputFormat } from '../../loading/index.js';
+import { JobFailure } from '../load/failure.js';
 import type { JobTypeModule } from './job-type.js';
 
 /** Fetches the caller's URL (which is never logged: its query is a presigned credential). */

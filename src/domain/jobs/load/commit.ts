@@ -2,18 +2,19 @@
 // count and last-update time change, the old table goes to the retirement ledger, and the job
 // becomes Completed. Either all of it happens or none (a crash before commit re-runs the job).
 import type { Kysely } from 'kysely';
-import type { Tables } from '../storage/db/tables.js';
-import { nowTimestamp } from '../lib/time.js';
-import { transitionJobIn } from '../domain/jobs/jobs.js';
-import type { LoadMode, LogData } from '../domain/jobs/status.js';
-import { JobFailure } from './failure.js';
+import type { DatasetRow, Tables } from '../../../storage/db/tables.js';
+import { nowTimestamp } from '../../../lib/time.js';
+import { transitionJobIn } from '../jobs.js';
+import { checkModeOnCommit, LOAD_MODE_POLICY } from '../load-modes.js';
+import type { LoadMode, LogData } from '../status.js';
+import { JobFailure, LeaseLostOnCommit } from './failure.js';
 
 export interface CommitRequest {
   datasetId: string;
   jobId: string;
   leaseOwner: string;
   mode: LoadMode;
-  /** The dataset's generation when the job started; create mode needs it unchanged. */
+  /** The dataset's generation when the job started; a mode may need it unchanged. */
   startGeneration: number;
   table: string;
   rowsLoaded: number;
@@ -31,19 +32,14 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
       .where('id', '=', req.datasetId)
       .executeTakeFirst();
     if (ds === undefined) throw new JobFailure('The dataset was deleted while loading.');
-    if (req.mode === 'create' && (Number(ds.record_count) > 0 || ds.generation !== req.startGeneration)) {
-      throw new JobFailure(
-        'Records were loaded into the dataset while this job ran; mode=create needs an empty dataset.',
-      );
-    }
+    checkModeOnCommit(req.mode, ds, req.startGeneration);
     const now = nowTimestamp();
     const outcome = await db.transaction().execute(async (trx) => {
       const res = await trx
         .updateTable('datasets')
         .set({
-          records_table: req.table,
+          ...recordsAfter(req),
           generation: ds.generation + 1,
-          record_count: req.rowsLoaded,
           date_last_record_updated: now,
         })
         .where('id', '=', req.datasetId)
@@ -56,15 +52,13 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
           .values({ table_name: ds.records_table, dataset_id: req.datasetId, retired_at: Date.now() })
           .execute();
       }
-      const completed = await transitionJobIn(trx, req.jobId, {
-        to: 'Completed',
-        from: ['Running'],
-        leaseOwner: req.leaseOwner,
-        log: req.log,
-        clearLease: true,
-      });
+      const completed = await transitionJobIn(
+        trx,
+        { id: req.jobId },
+        { move: 'completed', by: { kind: 'leaseHolder', owner: req.leaseOwner }, log: req.log },
+      );
       // Another worker owns the job now (our lease lapsed): undo the swap, leave it to them.
-      if (!completed) throw new LeaseLostOnCommit();
+      if (completed === undefined) throw new LeaseLostOnCommit();
       return 'done' as const;
     });
     if (outcome === 'done') return ds.generation + 1;
@@ -72,9 +66,10 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
   throw new Error('the dataset kept changing; could not commit the load');
 }
 
-/** The job's lease lapsed before the commit; the swap was rolled back. */
-export class LeaseLostOnCommit extends Error {
-  constructor() {
-    super('the job lease was lost before commit');
+/** The dataset's records after the commit, by what the mode does to those it held. */
+function recordsAfter(req: CommitRequest): Pick<DatasetRow, 'records_table' | 'record_count'> {
+  switch (LOAD_MODE_POLICY[req.mode].existingRecords) {
+    case 'replaced':
+      return { records_table: req.table, record_count: req.rowsLoaded };
   }
 }

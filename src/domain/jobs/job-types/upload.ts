@@ -2,17 +2,18 @@
 // the job's object key, or (a resumable session) as consecutive slices read back in order.
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { asUploadType } from '../../domain/jobs/status.js';
-import { deleteUploadedFile } from '../../domain/jobs/uploads.js';
-import type { DatasetJobRow } from '../../storage/db/tables.js';
-import { objectKeys, ObjectNotFound, type ObjectStore } from '../../storage/objects/index.js';
-import { JobFailure } from '../failure.js';
-import { formatOf, type JobTypeModule } from './job-type.js';
+import type { DatasetJobRow } from '../../../storage/db/tables.js';
+import { objectKeys, ObjectNotFound, type ObjectStore } from '../../../storage/objects/index.js';
+import { JobFailure } from '../load/failure.js';
+import { asUploadType } from '../status.js';
+import { deleteUploadedFile } from '../uploads.js';
+import type { JobTypeModule } from './job-type.js';
 
 /** Reads the uploaded file; deletes it once the job has ended. */
 export const uploadJob: JobTypeModule = {
   async open({ job, objects }) {
-    const format = formatOf(job.content_type);
+    // Always set for an upload; a missing one leaves the format to the parser's sniffing.
+    const format = job.content_type ?? 'auto';
     if (asUploadType(job.upload_type) === 'resumable') {
       return { body: await sliceStream(objects, job), format };
     }
