@@ -4,7 +4,12 @@
 // from the client, a full client socket pauses reading from the upstream.
 import type { ProblemError } from '../errors.js';
 import { ms, type AccessLog } from './access-log.js';
-import type { ClientConnection } from './connection.js';
+import {
+  PAUSED_FOR_HOLD,
+  PAUSED_FOR_UPSTREAM,
+  type ClientSide,
+  type ConnectionExchange,
+} from './client-side.js';
 import { redactQuery, scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
@@ -49,7 +54,7 @@ const UPSTREAM = 1;
 const DISCARD = 2;
 
 /** A request in flight through the proxy. */
-export class Exchange implements UpstreamUser {
+export class Exchange implements UpstreamUser, ConnectionExchange {
   proxyId = UNKNOWN_PROXY_ID;
   /** The response ends the client connection (Connection: close). */
   closeAfter: boolean;
@@ -93,7 +98,7 @@ export class Exchange implements UpstreamUser {
 
   constructor(
     private readonly ctx: ForwardContext,
-    private readonly conn: ClientConnection,
+    private readonly conn: ClientSide,
     readonly method: string,
     readonly url: string,
     readonly scan: RequestHeaderScan,
@@ -179,7 +184,7 @@ export class Exchange implements UpstreamUser {
     }
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
-    if (this.pendingBytes > HOLD_LIMIT) this.conn.pauseReading(this.conn.HOLD);
+    if (this.pendingBytes > HOLD_LIMIT) this.conn.pauseReading(PAUSED_FOR_HOLD);
   }
 
   onRequestEnd(): void {
@@ -211,7 +216,7 @@ export class Exchange implements UpstreamUser {
       ok = up.write(chunk);
     }
     // The upstream takes the body slower than the client sends it.
-    if (!ok) this.conn.pauseReading(this.conn.UPSTREAM);
+    if (!ok) this.conn.pauseReading(PAUSED_FOR_UPSTREAM);
   }
 
   private tooLarge(): void {
@@ -283,7 +288,7 @@ export class Exchange implements UpstreamUser {
       up.sent();
     }
     up.socket.uncork();
-    this.conn.resumeReading(this.conn.HOLD);
+    this.conn.resumeReading(PAUSED_FOR_HOLD);
   }
 
   onResponseHead(status: number, reason: string, headers: string[], upstreamKeepAlive: boolean): void {
@@ -343,7 +348,7 @@ export class Exchange implements UpstreamUser {
       // The upstream answered before the whole body arrived: the rest is read and dropped.
       this.sink = DISCARD;
       this.pending = [];
-      this.conn.resumeReading(this.conn.HOLD | this.conn.UPSTREAM);
+      this.conn.resumeReading(PAUSED_FOR_HOLD | PAUSED_FOR_UPSTREAM);
     }
     this.finish();
   }
@@ -380,7 +385,7 @@ export class Exchange implements UpstreamUser {
   }
 
   onUpstreamDrain(): void {
-    this.conn.resumeReading(this.conn.UPSTREAM);
+    this.conn.resumeReading(PAUSED_FOR_UPSTREAM);
   }
 
   onUpstreamError(code: string, timeout: boolean, retryable: boolean): void {
@@ -443,7 +448,7 @@ export class Exchange implements UpstreamUser {
     this.dispatchOnEnd = false;
     this.pending = [];
     this.pendingBytes = 0;
-    this.conn.resumeReading(this.conn.HOLD | this.conn.UPSTREAM);
+    this.conn.resumeReading(PAUSED_FOR_HOLD | PAUSED_FOR_UPSTREAM);
     if (this.waitingForUpstream) {
       this.waitingForUpstream = false;
       this.ctx.pool.cancel(this);

@@ -83,7 +83,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     connectTimeoutMs: p.connectTimeoutMs,
     timeoutMs: p.timeoutMs,
   });
-  const connections = new Set<ClientConnection>();
+  const connections = new Set<ClientConnection<Exchange>>();
   let closing = false;
   const ctx: ForwardContext = {
     pool,
@@ -100,7 +100,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
   const boot = randomBytes(6).toString('hex');
   let seq = 0;
 
-  const host: ConnectionHost = {
+  const host: ConnectionHost<Exchange> = {
     get closing() {
       return closing;
     },
