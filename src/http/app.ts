@@ -1,6 +1,6 @@
 // buildApp(config, deps): the API server, built and returned; entry points only listen and handle signals.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
@@ -15,22 +15,7 @@ import { healthRoutes } from './routes/health.js';
 import { installationRoutes } from './routes/installations.js';
 import { openApiDocument } from './openapi.js';
 import { requestMetrics } from './metrics.js';
-import { withoutQueryValues } from '../lib/redact.js';
-
-/** JSON logs without secrets: no Authorization header, no query values. */
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
-  return {
-    level,
-    redact: ['req.headers.authorization', 'req.headers["x-proxyvid"]', 'req.headers["x-migvid"]'],
-    serializers: {
-      req: (req: { method: string; url: string; ip?: string }) => ({
-        method: req.method,
-        url: withoutQueryValues(req.url),
-        remoteAddress: req.ip,
-      }),
-    },
-  };
-}
+import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -46,8 +31,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export type RouteGroup = (scope: TypedApp, deps: ApiDeps) => void;
 
 export interface BuildOptions {
-  /** pino logger options or an existing logger; `false` silences logs (tests). */
-  logger?: FastifyServerOptions['logger'];
+  /** The API role's logger (lib/logger.ts); default: a new one at LOG_LEVEL; `false` silences logs (tests). */
+  logger?: Logger | false;
   /** Route groups that need an access token (mounted under /api/v1). */
   accessTokenRoutes?: RouteGroup[];
   /** Route groups without authentication of their own (mounted at the root: signed URLs). */
@@ -57,8 +42,10 @@ export interface BuildOptions {
 
 /** Builds the API server: error handling, auth scopes, routes, OpenAPI, metrics. */
 export async function buildApp(deps: ApiDeps, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const logger: FastifyBaseLogger | false =
+    options.logger ?? roleLogger(createLogger(deps.config.logLevel), 'api');
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(deps.config.logLevel),
+    ...(logger !== false ? { loggerInstance: logger } : {}),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,
     genReqId: (req) => {

@@ -3,6 +3,7 @@
 // object of ours. Bodies stream both ways with backpressure: a full upstream socket pauses reading
 // from the client, a full client socket pauses reading from the upstream.
 import type { ProblemError } from '../errors.js';
+import { withoutQueryValues } from '../lib/redact.js';
 import { ms, type AccessLog } from './access-log.js';
 import {
   PAUSED_FOR_HOLD,
@@ -10,7 +11,7 @@ import {
   type ClientSide,
   type ConnectionExchange,
 } from './client-side.js';
-import { redactQuery, scanResponseHeaders, type RequestHeaderScan } from './headers.js';
+import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
 import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream.js';
@@ -475,7 +476,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       traceId: this.traceId,
       proxyId: this.proxyId,
       method: this.method,
-      path: redactQuery(this.url),
+      path: withoutQueryValues(this.url),
       status: this.status,
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,
