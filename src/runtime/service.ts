@@ -71,6 +71,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const log = roleLogger(logger, 'worker');
     worker = startWorker({ config, database, ...loading, log });
     uploads = startUploadArrivals(config, database, loading, log);
+    log.info({ concurrency: config.workerConcurrency }, 'worker started');
   }
 
   let closing: Promise<void> | null = null;
