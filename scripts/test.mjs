@@ -4,6 +4,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { runsOnSupportedNode } from '../bin/node-runtime.js';
 
 function findTests(dir) {
   const out = [];
@@ -15,25 +16,29 @@ function findTests(dir) {
   return out;
 }
 
-const filters = process.argv.slice(2);
-const files = ['dist/src', 'dist/test']
-  .flatMap((d) => {
-    try {
-      return findTests(d);
-    } catch {
-      return [];
-    }
-  })
-  .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
-  .sort();
-if (files.length === 0) {
-  console.error('no test files found under dist/ (did the build run?)');
-  process.exit(1);
+function main() {
+  const filters = process.argv.slice(2);
+  const files = ['dist/src', 'dist/test']
+    .flatMap((d) => {
+      try {
+        return findTests(d);
+      } catch {
+        return [];
+      }
+    })
+    .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
+    .sort();
+  if (files.length === 0) {
+    console.error('no test files found under dist/ (did the build run?)');
+    process.exit(1);
+  }
+  const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+  const result = spawnSync(
+    process.execPath,
+    ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+    { stdio: 'inherit' },
+  );
+  process.exit(result.status ?? 1);
 }
-const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-const result = spawnSync(
-  process.execPath,
-  ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
-  { stdio: 'inherit' },
-);
-process.exit(result.status ?? 1);
+
+if (runsOnSupportedNode('scripts/test.mjs')) main();

@@ -1,12 +1,13 @@
 // One typed configuration, read from the environment (and CLI flags) once at start and passed down.
 import { resolve } from 'node:path';
+import { redactUrl } from './lib/redact.js';
 import { allowlistEntryProblem } from './net/address-policy.js';
 import {
   readStorageConfig,
   S3_TRANSFERS,
   STORAGE_KINDS,
   type StorageConfig,
-} from './storage/objects/storage-config.js';
+} from './config/object-storage.js';
 
 export const ROLES = ['api', 'worker', 'proxy'] as const;
 export type Role = (typeof ROLES)[number];
@@ -83,7 +84,7 @@ const ENV = {
   WORKER_CONCURRENCY: integer(1, 1, 64),
   JOB_LEASE_MS: integer(30000, 1000, 3600000),
   WORKER_POLL_MS: integer(1000, 10, 600000),
-  // The object store (src/storage/objects/storage-config.ts checks how they combine).
+  // The object store (config/object-storage.ts checks how they combine).
   STORAGE: oneOf('local', STORAGE_KINDS),
   S3_BUCKET: text(''),
   S3_REGION: text('us-east-1'),
@@ -259,16 +260,5 @@ function isHttpUrl(value: string): boolean {
     return u.protocol === 'http:' || u.protocol === 'https:';
   } catch {
     return false;
-  }
-}
-
-/** Hides the password of a connection URL for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
   }
 }

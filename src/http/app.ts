@@ -1,7 +1,7 @@
 // buildApp(config, services): the API server with every route, built and returned; entry points
 // only listen and handle signals.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
@@ -22,24 +22,9 @@ import { uploadReceiverRoutes } from './routes/uploads.js';
 import { downloadRoutes } from './routes/downloads.js';
 import { openApiDocument } from './openapi.js';
 import { requestMetrics } from './metrics.js';
-import { withoutQueryValues } from '../lib/redact.js';
+import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import type { Config } from '../config.js';
 import type { Services } from '../domain/services.js';
-
-/** JSON logs without secrets: no Authorization header, no query values. */
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
-  return {
-    level,
-    redact: ['req.headers.authorization', 'req.headers["x-proxyvid"]', 'req.headers["x-migvid"]'],
-    serializers: {
-      req: (req: { method: string; url: string; ip?: string }) => ({
-        method: req.method,
-        url: withoutQueryValues(req.url),
-        remoteAddress: req.ip,
-      }),
-    },
-  };
-}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -52,8 +37,8 @@ export const API_PREFIX = '/api/v1';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface BuildOptions {
-  /** pino logger options or an existing logger; `false` silences logs (tests). */
-  logger?: FastifyServerOptions['logger'];
+  /** The API role's logger (lib/logger.ts); default: a new one at LOG_LEVEL; `false` silences logs (tests). */
+  logger?: Logger | false;
   /** More Prometheus text for /metrics (the proxy's cluster workers). */
   extraMetrics?: () => Promise<string>;
   bodyLimit?: number;
@@ -71,8 +56,10 @@ export async function buildApp(
     db: services.database.db,
     ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),
   };
+  const logger: FastifyBaseLogger | false =
+    options.logger ?? roleLogger(createLogger(config.logLevel), 'api');
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(deps.config.logLevel),
+    ...(logger !== false ? { loggerInstance: logger } : {}),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,
     genReqId: (req) => {

@@ -1,6 +1,7 @@
 // One JSON line per proxied request. Only non-secret facts are passed in: the proxy ID's prefix,
 // never the ID, never the Authorization value, and the path with query values removed.
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { pino, type DestinationStream } from 'pino';
+import { takesManyLinesPerWrite, type Logger } from '../lib/logger.js';
 
 /** The fields of one access-log line. */
 export interface AccessLogEntry {
@@ -20,21 +21,6 @@ export interface AccessLogEntry {
   error?: string;
 }
 
-/** Destinations known to take several lines in one write (others may expect exactly one). */
-const batchable = new WeakSet<object>();
-
-/** Creates the proxy's logger; by default it writes asynchronously to stdout (flushed on close). */
-export function createProxyLogger(level: string, destination?: DestinationStream): Logger {
-  let dest = destination;
-  if (dest === undefined) {
-    // No minLength: the access log hands over its own large batches, and other lines (errors)
-    // should not wait for more to come.
-    dest = pino.destination({ dest: 1, sync: false });
-    batchable.add(dest);
-  }
-  return pino({ level, base: { role: 'proxy', pid: process.pid } }, dest);
-}
-
 /** A batchable destination gets lines in batches this large, or at least this often. */
 const BATCH_CHARS = 64 * 1024;
 const BATCH_MS = 100;
@@ -44,9 +30,9 @@ type Internals = Record<symbol, unknown>;
 /**
  * Writes access-log lines. They are formatted here, exactly as pino would format them (level,
  * time, the logger's bindings, the fields, msg), and handed to the logger's destination in batches
- * (64 KB or 100 ms) when it is the proxy's own: pino's generic serialiser and a file write every
- * few lines cost more than much of a proxied request's own work. Destinations that need pino's per-line metadata
- * get pino's path.
+ * (64 KB or 100 ms) when `createLogger` made it: pino's generic serialiser and a file write every
+ * few lines cost more than much of a proxied request's own work. Destinations that need pino's
+ * per-line metadata get pino's path.
  */
 export class AccessLog {
   private readonly enabled: boolean;
@@ -63,7 +49,7 @@ export class AccessLog {
     const stream = internals[pino.symbols.streamSym] as (DestinationStream & Internals) | undefined;
     const plain = stream !== undefined && stream[pino.symbols.needsMetadataGsym] !== true;
     this.stream = plain ? stream : null;
-    this.batch = plain && batchable.has(stream);
+    this.batch = plain && takesManyLinesPerWrite(stream);
     this.head = `{"level":${logger.levels.values.info},"time":`;
     const bindings = internals[pino.symbols.chindingsSym];
     this.bindings = typeof bindings === 'string' ? bindings : '';

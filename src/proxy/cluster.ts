@@ -2,27 +2,33 @@
 // sharing the proxy port, each with its own upstream pool, ID cache and rate-limit share.
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from 'pino';
-import { AggregatorRegistry, type Registry } from 'prom-client';
 import type { Config } from '../config.js';
+import type { Logger } from '../lib/logger.js';
 import type { Database } from '../storage/db/database.js';
+import { proxyRegistry, type MetricJson } from './metrics.js';
 import { SqlProxyIdStore } from './proxy-ids.js';
 import { startProxy } from './server.js';
 
 /** Environment variable that carries the validated config to the workers (CLI flags included). */
 export const WORKER_CONFIG_ENV = 'DX_PROXY_WORKER_CONFIG';
 
-/** Messages between the primary and a proxy worker. */
-export type WorkerMessage = { type: 'dx-proxy:ready'; url: string } | { type: 'dx-proxy:shutdown' };
+/** Messages from the primary to a proxy worker. */
+export type ToWorker =
+  { type: 'dx-proxy:shutdown' } | { type: 'dx-proxy:collect-metrics'; requestId: number };
+
+/** Messages from a proxy worker to the primary. */
+export type FromWorker =
+  | { type: 'dx-proxy:ready'; url: string }
+  | { type: 'dx-proxy:metrics'; requestId: number; metrics: MetricJson[] };
+
+/** How long the primary waits for a worker's metrics before /metrics fails. */
+const METRICS_TIMEOUT_MS = 5000;
 
 /** The proxy role, however many processes serve it. */
 export interface ProxyRole {
   /** The URL of the proxy port. */
   url: string;
-  /**
-   * Prometheus text to append to /metrics: the workers' metrics summed (cluster mode), or this
-   * process's proxy metrics when no registry was shared; '' when they are already in the shared one.
-   */
+  /** Prometheus text of the proxy's metrics: this process's, or every worker's summed. */
   metrics(): Promise<string>;
   close(): Promise<void>;
 }
@@ -31,8 +37,6 @@ export interface ProxyRole {
 export interface ProxyRoleDeps {
   /** Open metadata database (used in-process; workers open their own). */
   database: Database;
-  /** Registry shared with the API when the proxy runs in this process. */
-  registry?: Registry;
   logger?: Logger;
 }
 
@@ -41,13 +45,11 @@ export async function runProxyRole(config: Config, deps: ProxyRoleDeps): Promise
   if (config.proxy.workers <= 1) {
     const proxy = await startProxy(config, {
       proxyIds: new SqlProxyIdStore(deps.database.db),
-      ...(deps.registry !== undefined ? { registry: deps.registry } : {}),
       ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
     });
-    const shared = deps.registry !== undefined;
     return {
       url: proxy.url,
-      metrics: async () => (shared ? '' : proxy.registry.metrics()),
+      metrics: () => proxyRegistry([proxy.metrics.toJSON()]).metrics(),
       close: () => proxy.close(),
     };
   }
@@ -58,7 +60,6 @@ export async function runProxyRole(config: Config, deps: ProxyRoleDeps): Promise
 export async function startProxyWorkers(config: Config, logger?: Logger): Promise<ProxyRole> {
   if (!cluster.isPrimary) throw new Error('proxy workers are forked from the primary process only');
   cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker.js', import.meta.url)), args: [] });
-  const aggregator = new AggregatorRegistry();
   const workers = new Set<Worker>();
   let closing = false;
 
@@ -66,7 +67,7 @@ export async function startProxyWorkers(config: Config, logger?: Logger): Promis
     new Promise((resolve, reject) => {
       const worker = cluster.fork({ [WORKER_CONFIG_ENV]: JSON.stringify(config) });
       workers.add(worker);
-      worker.on('message', (msg: WorkerMessage) => {
+      worker.on('message', (msg: FromWorker) => {
         if (msg.type === 'dx-proxy:ready') resolve(msg.url);
       });
       worker.once('exit', (code, signal) => {
@@ -89,7 +90,11 @@ export async function startProxyWorkers(config: Config, logger?: Logger): Promis
 
   return {
     url: urls[0] as string,
-    metrics: () => aggregator.clusterMetrics(),
+    metrics: async () => {
+      const requestId = nextMetricsRequest++;
+      const live = [...workers].filter((w) => w.isConnected());
+      return proxyRegistry(await Promise.all(live.map((w) => workerMetrics(w, requestId)))).metrics();
+    },
     close: async () => {
       closing = true;
       const exits = [...workers].map(
@@ -97,7 +102,7 @@ export async function startProxyWorkers(config: Config, logger?: Logger): Promis
           new Promise<void>((resolve) => {
             if (w.isDead()) return resolve();
             w.once('exit', () => resolve());
-            w.send({ type: 'dx-proxy:shutdown' } satisfies WorkerMessage);
+            w.send({ type: 'dx-proxy:shutdown' } satisfies ToWorker);
           }),
       );
       // Workers finish in-flight requests within the grace period; past it they are killed.
@@ -108,4 +113,29 @@ export async function startProxyWorkers(config: Config, logger?: Logger): Promis
       clearTimeout(timer);
     },
   };
+}
+
+let nextMetricsRequest = 0;
+
+/** Asks one worker for its proxy metrics; a worker that exits meanwhile has none to add. */
+function workerMetrics(worker: Worker, requestId: number): Promise<MetricJson[]> {
+  return new Promise((resolve, reject) => {
+    const settle = (outcome: () => void) => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('exit', onExit);
+      outcome();
+    };
+    const onMessage = (msg: FromWorker) => {
+      if (msg.type === 'dx-proxy:metrics' && msg.requestId === requestId) settle(() => resolve(msg.metrics));
+    };
+    const onExit = () => settle(() => resolve([]));
+    const timer = setTimeout(
+      () => settle(() => reject(new Error(`a proxy worker sent no metrics within ${METRICS_TIMEOUT_MS} ms`))),
+      METRICS_TIMEOUT_MS,
+    );
+    worker.on('message', onMessage);
+    worker.once('exit', onExit);
+    worker.send({ type: 'dx-proxy:collect-metrics', requestId } satisfies ToWorker);
+  });
 }

@@ -3,7 +3,7 @@
 // do); a malformed request gets 400 (431 for oversized headers) and the connection is closed, as
 // node:http does.
 import type { Socket } from 'node:net';
-import type { Exchange } from './forward.js';
+import { PAUSED_FOR_PIPELINE, type ClientSide, type ConnectionExchange } from './client-side.js';
 import { scanRequestHeaders, type RequestHeaderScan } from './headers.js';
 import {
   createParser,
@@ -15,40 +15,35 @@ import {
   type ParseError,
 } from './llhttp.js';
 
-/** What a client connection needs from the proxy. */
-export interface ConnectionHost {
+/** What a client connection needs from the proxy, whose exchanges are of type `E`. */
+export interface ConnectionHost<E extends ConnectionExchange> {
   /** Creates the exchange for a request whose head was read (not yet started). */
   createExchange(
-    conn: ClientConnection,
+    conn: ClientConnection<E>,
     method: string,
     url: string,
     scan: RequestHeaderScan,
     http10: boolean,
     keepAlive: boolean,
-  ): Exchange;
+  ): E;
   /** Runs the checks and forwards (or answers) an exchange whose turn has come. */
-  startExchange(ex: Exchange): void;
+  startExchange(ex: E): void;
   /** The proxy is shutting down: connections end after their current exchange. */
   readonly closing: boolean;
-  forget(conn: ClientConnection): void;
+  forget(conn: ClientConnection<E>): void;
 }
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 
 /** One accepted client connection. */
-export class ClientConnection {
-  // Reasons to stop reading from the client (bits of `pausedBy`).
-  readonly PIPELINE = 1;
-  readonly HOLD = 2;
-  readonly UPSTREAM = 4;
-
+export class ClientConnection<E extends ConnectionExchange> implements ClientSide {
   private readonly parser: HttpParser;
   /** The exchange whose response is being produced. */
-  private current: Exchange | null = null;
+  private current: E | null = null;
   /** Pipelined requests waiting for `current` to finish. */
-  private readonly queue: Exchange[] = [];
+  private readonly queue: E[] = [];
   /** The exchange whose request body the parser is reading. */
-  private parsing: Exchange | null = null;
+  private parsing: E | null = null;
   private headerParts: string[] | null = null;
   private urlPart = '';
   private pausedBy = 0;
@@ -64,7 +59,7 @@ export class ClientConnection {
   bodyStartedAt = 0;
 
   constructor(
-    private readonly host: ConnectionHost,
+    private readonly host: ConnectionHost<E>,
     readonly socket: Socket,
   ) {
     this.parser = createParser(REQUEST, {
@@ -129,7 +124,7 @@ export class ClientConnection {
   }
 
   /** An exchange's response is complete (or it was given up). */
-  exchangeDone(ex: Exchange): void {
+  exchangeDone(ex: ConnectionExchange): void {
     if (ex !== this.current) return;
     this.current = null;
     this.lastActive = Date.now();
@@ -139,7 +134,7 @@ export class ClientConnection {
     }
     const next = this.queue.shift();
     if (next === undefined) return;
-    if (this.queue.length === 0) this.resumeReading(this.PIPELINE);
+    if (this.queue.length === 0) this.resumeReading(PAUSED_FOR_PIPELINE);
     this.begin(next);
   }
 
@@ -160,7 +155,7 @@ export class ClientConnection {
     this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\n\r\n`, 'latin1');
   }
 
-  private begin(ex: Exchange): void {
+  private begin(ex: E): void {
     this.current = ex;
     if (ex.scan.expect !== null) this.write(CONTINUE);
     this.host.startExchange(ex);
@@ -245,7 +240,7 @@ export class ClientConnection {
     else {
       // A pipelined request: it waits, and reading pauses until the ones before it are answered.
       this.queue.push(ex);
-      this.pauseReading(this.PIPELINE);
+      this.pauseReading(PAUSED_FOR_PIPELINE);
     }
     return 0;
   };

@@ -3,9 +3,15 @@
 // object of ours. Bodies stream both ways with backpressure: a full upstream socket pauses reading
 // from the client, a full client socket pauses reading from the upstream.
 import type { ProblemError } from '../errors.js';
+import { withoutQueryValues } from '../lib/redact.js';
 import { ms, type AccessLog } from './access-log.js';
-import type { ClientConnection } from './connection.js';
-import { redactQuery, scanResponseHeaders, type RequestHeaderScan } from './headers.js';
+import {
+  PAUSED_FOR_HOLD,
+  PAUSED_FOR_UPSTREAM,
+  type ClientSide,
+  type ConnectionExchange,
+} from './client-side.js';
+import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
 import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream.js';
@@ -49,7 +55,7 @@ const UPSTREAM = 1;
 const DISCARD = 2;
 
 /** A request in flight through the proxy. */
-export class Exchange implements UpstreamUser {
+export class Exchange implements UpstreamUser, ConnectionExchange {
   proxyId = UNKNOWN_PROXY_ID;
   /** The response ends the client connection (Connection: close). */
   closeAfter: boolean;
@@ -93,7 +99,7 @@ export class Exchange implements UpstreamUser {
 
   constructor(
     private readonly ctx: ForwardContext,
-    private readonly conn: ClientConnection,
+    private readonly conn: ClientSide,
     readonly method: string,
     readonly url: string,
     readonly scan: RequestHeaderScan,
@@ -179,7 +185,7 @@ export class Exchange implements UpstreamUser {
     }
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
-    if (this.pendingBytes > HOLD_LIMIT) this.conn.pauseReading(this.conn.HOLD);
+    if (this.pendingBytes > HOLD_LIMIT) this.conn.pauseReading(PAUSED_FOR_HOLD);
   }
 
   onRequestEnd(): void {
@@ -211,7 +217,7 @@ export class Exchange implements UpstreamUser {
       ok = up.write(chunk);
     }
     // The upstream takes the body slower than the client sends it.
-    if (!ok) this.conn.pauseReading(this.conn.UPSTREAM);
+    if (!ok) this.conn.pauseReading(PAUSED_FOR_UPSTREAM);
   }
 
   private tooLarge(): void {
@@ -283,7 +289,7 @@ export class Exchange implements UpstreamUser {
       up.sent();
     }
     up.socket.uncork();
-    this.conn.resumeReading(this.conn.HOLD);
+    this.conn.resumeReading(PAUSED_FOR_HOLD);
   }
 
   onResponseHead(status: number, reason: string, headers: string[], upstreamKeepAlive: boolean): void {
@@ -343,7 +349,7 @@ export class Exchange implements UpstreamUser {
       // The upstream answered before the whole body arrived: the rest is read and dropped.
       this.sink = DISCARD;
       this.pending = [];
-      this.conn.resumeReading(this.conn.HOLD | this.conn.UPSTREAM);
+      this.conn.resumeReading(PAUSED_FOR_HOLD | PAUSED_FOR_UPSTREAM);
     }
     this.finish();
   }
@@ -380,7 +386,7 @@ export class Exchange implements UpstreamUser {
   }
 
   onUpstreamDrain(): void {
-    this.conn.resumeReading(this.conn.UPSTREAM);
+    this.conn.resumeReading(PAUSED_FOR_UPSTREAM);
   }
 
   onUpstreamError(code: string, timeout: boolean, retryable: boolean): void {
@@ -443,7 +449,7 @@ export class Exchange implements UpstreamUser {
     this.dispatchOnEnd = false;
     this.pending = [];
     this.pendingBytes = 0;
-    this.conn.resumeReading(this.conn.HOLD | this.conn.UPSTREAM);
+    this.conn.resumeReading(PAUSED_FOR_HOLD | PAUSED_FOR_UPSTREAM);
     if (this.waitingForUpstream) {
       this.waitingForUpstream = false;
       this.ctx.pool.cancel(this);
@@ -470,7 +476,7 @@ export class Exchange implements UpstreamUser {
       traceId: this.traceId,
       proxyId: this.proxyId,
       method: this.method,
-      path: redactQuery(this.url),
+      path: withoutQueryValues(this.url),
       status: this.status,
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,

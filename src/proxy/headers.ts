@@ -201,18 +201,3 @@ function dropNamed(flat: string[], connection: string): string[] {
   }
   return out;
 }
-
-/** The request path with query values removed (`/a?x=1&y=2` → `/a?x&y`), safe for logs. */
-export function redactQuery(url: string): string {
-  const q = url.indexOf('?');
-  if (q < 0) return url;
-  const query = url.slice(q + 1);
-  if (query === '') return url.slice(0, q);
-  const keys: string[] = [];
-  for (const part of query.split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    keys.push(eq < 0 ? part : part.slice(0, eq));
-  }
-  return `${url.slice(0, q)}?${keys.join('&')}`;
-}

@@ -4,15 +4,14 @@
 // keep-alive pool of raw connections.
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import { AccessLog, createProxyLogger } from './access-log.js';
+import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
+import { AccessLog } from './access-log.js';
 import { isWellFormedAuthorization } from './auth-check.js';
 import { ClientConnection, type ConnectionHost } from './connection.js';
 import { Exchange, type ForwardContext } from './forward.js';
 import type { RequestHeaderScan } from './headers.js';
-import { createRegistry, ProxyMetrics } from './metrics.js';
+import { ProxyMetrics } from './metrics.js';
 import {
   bodyTooLarge,
   invalidProxyId,
@@ -29,9 +28,7 @@ import { UpstreamPool } from './upstream.js';
 export interface ProxyDeps {
   /** Source of the active proxy IDs (the store on the metadata database). */
   proxyIds: Pick<ProxyIdStore, 'active'>;
-  /** Registry for the proxy's metrics; share the API's to serve both at one /metrics. */
-  registry?: Registry;
-  /** Access-log and error logger; default: pino at LOG_LEVEL, async to stdout. */
+  /** Access-log and error logger; default: the proxy role's logger at LOG_LEVEL, on stdout. */
   logger?: Logger;
   /** Share of the configured rate this process enforces (1 / number of cluster workers). */
   rateShare?: number;
@@ -42,7 +39,7 @@ export interface RunningProxy {
   server: Server;
   /** `http://host:port` it listens on (the real port when PROXY_PORT is 0). */
   url: string;
-  registry: Registry;
+  metrics: ProxyMetrics;
   proxyIds: ProxyIdCache;
   /** Stops accepting, lets in-flight exchanges finish for up to SHUTDOWN_GRACE_MS, then cuts them. */
   close(): Promise<void>;
@@ -69,8 +66,8 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
   if (config.upstreamUrl === null) throw new Error('UPSTREAM_URL is required for the proxy role');
   const upstream = new URL(config.upstreamUrl);
   const p = config.proxy;
-  const logger = deps.logger ?? createProxyLogger(config.logLevel);
-  const registry = deps.registry ?? createRegistry();
+  const logger = deps.logger ?? roleLogger(createLogger(config.logLevel), 'proxy');
+  const metrics = new ProxyMetrics();
   const cache = new ProxyIdCache(deps.proxyIds, {
     refreshMs: p.idRefreshMs,
     onError: (err) => logger.error({ err }, 'reloading proxy IDs failed; keeping the previous set'),
@@ -83,7 +80,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     connectTimeoutMs: p.connectTimeoutMs,
     timeoutMs: p.timeoutMs,
   });
-  const connections = new Set<ClientConnection>();
+  const connections = new Set<ClientConnection<Exchange>>();
   let closing = false;
   const ctx: ForwardContext = {
     pool,
@@ -92,7 +89,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     timeoutMs: p.timeoutMs,
     bodyLimitBytes: p.bodyLimitBytes,
     keepAliveSeconds: KEEP_ALIVE_MS / 1000,
-    metrics: new ProxyMetrics(registry),
+    metrics,
     accessLog: new AccessLog(logger),
     closing: () => closing,
   };
@@ -100,7 +97,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
   const boot = randomBytes(6).toString('hex');
   let seq = 0;
 
-  const host: ConnectionHost = {
+  const host: ConnectionHost<Exchange> = {
     get closing() {
       return closing;
     },
@@ -198,7 +195,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     await ctx.accessLog.flush();
   }
 
-  return { server, registry, cache, logger, close };
+  return { server, metrics, cache, logger, close };
 }
 
 /** Starts the proxy on HOST:PROXY_PORT after loading the active proxy IDs. */
@@ -222,7 +219,7 @@ export async function startProxy(config: Config, deps: ProxyDeps): Promise<Runni
   return {
     server,
     url: `http://${host}:${address.port}`,
-    registry: proxy.registry,
+    metrics: proxy.metrics,
     proxyIds: proxy.cache,
     close: () => proxy.close(),
   };

@@ -1,9 +1,8 @@
 // Entry point of a proxy cluster worker (forked by startProxyWorkers; not meant to be run by hand).
 import cluster from 'node:cluster';
-import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { openDatabase } from '../storage/db/database.js';
-import { WORKER_CONFIG_ENV, type WorkerMessage } from './cluster.js';
+import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker } from './cluster.js';
 import { SqlProxyIdStore } from './proxy-ids.js';
 import { startProxy } from './server.js';
 
@@ -14,13 +13,8 @@ async function main(): Promise<void> {
   const config = JSON.parse(raw) as Config;
   // The primary already migrated; a worker only reads proxy_ids.
   const database = await openDatabase(config.databaseUrl, { maxConnections: 2 });
-  const registry = new Registry();
-  // The primary's AggregatorRegistry asks each worker for its registries over IPC.
-  new AggregatorRegistry();
-  AggregatorRegistry.setRegistries([registry]);
   const proxy = await startProxy(config, {
     proxyIds: new SqlProxyIdStore(database.db),
-    registry,
     rateShare: 1 / config.proxy.workers,
   });
   let stopping = false;
@@ -32,13 +26,24 @@ async function main(): Promise<void> {
       .then(() => database.close())
       .finally(() => process.exit(0));
   };
-  process.on('message', (msg: WorkerMessage) => {
-    if (msg.type === 'dx-proxy:shutdown') stop();
+  process.on('message', (msg: ToWorker) => {
+    switch (msg.type) {
+      case 'dx-proxy:shutdown':
+        stop();
+        break;
+      case 'dx-proxy:collect-metrics':
+        send({ type: 'dx-proxy:metrics', requestId: msg.requestId, metrics: proxy.metrics.toJSON() });
+        break;
+    }
   });
   // The primary handles signals; a worker just ignores SIGINT from the terminal's process group.
   process.on('SIGINT', () => undefined);
   process.on('SIGTERM', stop);
-  process.send?.({ type: 'dx-proxy:ready', url: proxy.url } satisfies WorkerMessage);
+  send({ type: 'dx-proxy:ready', url: proxy.url });
+}
+
+function send(msg: FromWorker): void {
+  process.send?.(msg);
 }
 
 main().catch((err: unknown) => {

@@ -2,10 +2,10 @@
 // shuts them down in order (stop accepting, finish in-flight work, close the database).
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
-import { buildApp, type BuildOptions } from '../http/app.js';
+import { buildApp } from '../http/app.js';
+import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { openDatabase, type Database, type OpenOptions } from '../storage/db/database.js';
 import { migrateToLatest } from '../storage/db/migrate.js';
-import { consoleLog } from '../worker/console-log.js';
 import { startWorker, type Worker } from '../worker/worker.js';
 import { createServices } from './services.js';
 import { runProxyRole, type ProxyRole } from '../proxy/cluster.js';
@@ -19,30 +19,35 @@ export interface RunningService {
   proxy: ProxyRole | null;
   /** The API's base URL as bound (useful with port 0). */
   apiUrl: string | null;
+  /** The process's logger; each role logs through a child of it. */
+  logger: Logger;
   close(): Promise<void>;
 }
 
 export interface StartOptions {
-  logger?: BuildOptions['logger'];
+  /** The process's logger; default: a new one at LOG_LEVEL; `false` silences every role (tests). */
+  logger?: Logger | false;
   /** How to open the database (tests confine PostgreSQL to a schema). */
   database?: OpenOptions;
 }
 
 /** Starts the roles of `config` in this process. */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const logger =
+    options.logger === false ? createLogger('silent') : (options.logger ?? createLogger(config.logLevel));
   const database = await openDatabase(config.databaseUrl, options.database);
   await migrateToLatest(database);
   const services = createServices(config, database);
   // The proxy starts first so /metrics can include its workers' figures.
   const proxy = config.roles.includes('proxy')
-    ? await runProxyRole(config, { database, registry: services.metrics })
+    ? await runProxyRole(config, { database, logger: roleLogger(logger, 'proxy') })
     : null;
 
   let api: FastifyInstance | null = null;
   let apiUrl: string | null = null;
   if (config.roles.includes('api')) {
     api = await buildApp(config, services, {
-      ...(options.logger !== undefined ? { logger: options.logger } : {}),
+      logger: roleLogger(logger, 'api'),
       ...(proxy !== null ? { extraMetrics: () => proxy.metrics() } : {}),
     });
     const address = await api.listen({ host: config.host, port: config.apiPort });
@@ -52,9 +57,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let worker: Worker | null = null;
   let uploads: UploadWatcher | null = null;
   if (config.roles.includes('worker')) {
-    const log = api?.log ?? consoleLog(config.logLevel);
+    const log = roleLogger(logger, 'worker');
     worker = startWorker({ config, ...services, log });
     uploads = startUploadArrivals(config, services, log);
+    log.info({ concurrency: config.workerConcurrency }, 'worker started');
   }
 
   let closing: Promise<void> | null = null;
@@ -64,5 +70,5 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await Promise.all([api?.close(), proxy?.close(), uploads?.close(), worker?.close()]);
       await database.close();
     })());
-  return { database, api, apiUrl, proxy, close };
+  return { database, api, apiUrl, logger, proxy, close };
 }

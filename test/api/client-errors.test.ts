@@ -6,7 +6,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { databaseTargets } from '../support/databases.js';
 import { startTestApp, type TestApp } from '../support/harness.js';
-import { loggerOptions } from '../../src/http/app.js';
+import { createLogger } from '../../src/lib/logger.js';
 
 const SECRET = 'dxt_TraceLogCanary0123456789abcdefABCDEF';
 
@@ -35,7 +35,7 @@ describe('requests refused by the HTTP parser', () => {
         done();
       },
     });
-    t = await startTestApp(sqlite, {}, { logger: { ...(loggerOptions('trace') as object), stream } });
+    t = await startTestApp(sqlite, {}, { logger: createLogger('trace', stream) });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as AddressInfo).port;
   });

@@ -98,7 +98,7 @@ void describe('two worker processes on PostgreSQL with S3 storage', () => {
       }
       assert.ok(
         victimJob,
-        `the victim never ran a job: ${victim.stderr()} ${JSON.stringify(await db.selectFrom('dataset_jobs').select(['id', 'status', 'lease_owner', 'attempts']).execute())}`,
+        `the victim never ran a job: ${victim.output()} ${JSON.stringify(await db.selectFrom('dataset_jobs').select(['id', 'status', 'lease_owner', 'attempts']).execute())}`,
       );
       // A slow load takes 2.5 s: 0.7 s in, its staging table holds part of the file.
       await new Promise((r) => setTimeout(r, 700));
@@ -177,13 +177,13 @@ void describe('two worker processes on PostgreSQL with S3 storage', () => {
         .execute();
       assert.deepEqual(owners, []);
       // The survivor did real work and shuts down cleanly when told to.
-      assert.match(survivor.stderr(), /"msg":"job completed"/);
+      assert.match(survivor.output(), /"msg":"job completed"/);
       survivor.kill('SIGTERM');
       assert.equal((await survivor.exited).code, 0);
       // Nothing secret in the workers' logs: no presigned query strings, no AWS secret.
       for (const w of workers) {
-        assert.ok(!w.stderr().includes('X-Amz-Signature'));
-        assert.ok(!w.stderr().includes(S3_TEST_CREDENTIALS.AWS_SECRET_ACCESS_KEY));
+        assert.ok(!w.output().includes('X-Amz-Signature'));
+        assert.ok(!w.output().includes(S3_TEST_CREDENTIALS.AWS_SECRET_ACCESS_KEY));
       }
     },
   );

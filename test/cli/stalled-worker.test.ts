@@ -81,8 +81,8 @@ void describe('a stalled worker loses its lease to another worker process', () =
 
       // The stalled worker noticed, dropped its own attempt's table (and nothing else) ...
       assert.ok(
-        await eventually(async () => stalled.stderr().includes('job lease lost'), 10_000),
-        stalled.stderr(),
+        await eventually(async () => stalled.output().includes('job lease lost'), 10_000),
+        stalled.output(),
       );
       const current = (
         await db
@@ -96,7 +96,7 @@ void describe('a stalled worker loses its lease to another worker process', () =
       assert.deepEqual(tables, [current]);
       // ... lived through it, and still shuts down cleanly.
       stalled.kill('SIGTERM');
-      assert.deepEqual(await stalled.exited, { code: 0, signal: null }, stalled.stderr());
+      assert.deepEqual(await stalled.exited, { code: 0, signal: null }, stalled.output());
     });
   }
 });

@@ -1,6 +1,7 @@
 // One access-log line per request and per-proxy-ID metrics, never carrying secrets or query values.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { proxyRegistry } from '../../src/proxy/metrics.js';
 import { AUTH, call, eventually, startStack, type Stack } from './stack.js';
 
 void describe('proxy access log and metrics', () => {
@@ -59,7 +60,7 @@ void describe('proxy access log and metrics', () => {
   void it('exposes counters and latency histograms per proxy ID prefix, method and status class', async () => {
     await call(`${s.proxy.url}/v4/echoes?secret=value`, { headers: s.headers });
     await call(`${s.proxy.url}/v4/status/503`, { headers: s.headers });
-    const text = await s.proxy.registry.metrics();
+    const text = await proxyRegistry([s.proxy.metrics.toJSON()]).metrics();
     const prefix = s.id.slice(0, 11);
     assert.match(
       text,

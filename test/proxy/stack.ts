@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -56,7 +55,7 @@ export async function startStack(env: Record<string, string> = {}, upstreamUrl?:
     { level: 'info' },
     { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) },
   );
-  const proxy = await startProxy(config, { proxyIds: store, registry: new Registry(), logger });
+  const proxy = await startProxy(config, { proxyIds: store, logger });
   return {
     proxy,
     upstream,

@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 /** A `dx serve --role worker` child process. */
 export interface WorkerProcess {
   pid: number;
-  /** Everything it wrote to stderr so far (its JSON log lines). */
-  stderr(): string;
+  /** Everything it wrote so far: the banner (stderr) and its JSON log lines (stdout). */
+  output(): string;
   kill(signal: NodeJS.Signals): void;
   /** Resolves once the process has started its roles (it prints a banner), within `timeoutMs`. */
   ready(timeoutMs?: number): Promise<void>;
@@ -19,18 +19,20 @@ export interface WorkerProcess {
 export function startWorkerProcess(bin: string, env: Record<string, string>): WorkerProcess {
   const child = spawn(process.execPath, [bin, 'serve', '--role', 'worker'], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => (log += chunk));
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => (log += chunk));
+  }
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   if (child.pid === undefined) throw new Error('could not start a worker process');
   return {
     pid: child.pid,
-    stderr: () => log,
+    output: () => log,
     kill: (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     },

@@ -1,6 +1,7 @@
 // `dx serve` and `dx migrate`.
 import type { Command } from 'commander';
-import { loadConfig, redactUrl } from '../../config.js';
+import { loadConfig } from '../../config.js';
+import { redactUrl } from '../../lib/redact.js';
 import { openDatabase } from '../../storage/db/database.js';
 import { migrateToLatest } from '../../storage/db/migrate.js';
 import { output, type OutputOptions } from '../context.js';
@@ -31,7 +32,7 @@ export function registerServeCommands(program: Command): void {
       // The server stack (Fastify, schemas) loads only for `serve`, keeping every other command quick.
       const { startService } = await import('../../runtime/service.js');
       const service = await startService(config);
-      const log = service.api?.log;
+      const log = service.logger;
       const banner = [
         `Dataset Exchange Service: roles ${config.roles.join(', ')}; database ${redactUrl(config.databaseUrl)}`,
         ...(service.apiUrl !== null
@@ -51,13 +52,13 @@ export function registerServeCommands(program: Command): void {
       const stop = (signal: string) => {
         if (stopping) return;
         stopping = true;
-        log?.info({ signal }, 'shutting down');
+        log.info({ signal }, 'shutting down');
         const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 5000);
         force.unref();
         service.close().then(
           () => process.exit(0),
           (err: unknown) => {
-            log?.error({ err }, 'shutdown failed');
+            log.error({ err }, 'shutdown failed');
             process.exit(1);
           },
         );

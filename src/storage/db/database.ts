@@ -2,8 +2,7 @@
 // Kysely handle. Engine differences are exposed as capabilities, never as instanceof checks.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
-import { SqliteDatabase } from './sqlite-driver.js';
+import BetterSqlite3 from 'better-sqlite3';
 import { withStatementCache } from './statement-cache.js';
 import type pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -59,7 +58,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
 /** Opens a better-sqlite3 connection with the pragmas every connection of the service uses. */
 export function openSqliteConnection(file: string): BetterSqlite3.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const conn = new SqliteDatabase(file);
+  const conn = new BetterSqlite3(file);
   conn.pragma('journal_mode = WAL');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SqliteDatabase } from './sqlite-driver.js';
+import BetterSqlite3 from 'better-sqlite3';
 import { withStatementCache } from './statement-cache.js';
 
 test('statements are reused by SQL text and evicted least recently used first', () => {
-  const conn = new SqliteDatabase(':memory:');
+  const conn = new BetterSqlite3(':memory:');
   let prepared = 0;
   const prepare = conn.prepare.bind(conn);
   conn.prepare = (sql: string) => {
@@ -26,7 +26,7 @@ test('statements are reused by SQL text and evicted least recently used first', 
 });
 
 test('a cached statement still works after the schema changes', () => {
-  const db = withStatementCache(new SqliteDatabase(':memory:'));
+  const db = withStatementCache(new BetterSqlite3(':memory:'));
   db.prepare('create table t (x integer)').run([]);
   db.prepare('insert into t (x) values (?)').run([1]);
   db.prepare('alter table t add column y text').run([]);

@@ -25,7 +25,7 @@ import {
   type PresignedTransfers,
   type PutOptions,
 } from './object-store.js';
-import type { S3Settings } from './storage-config.js';
+import type { S3Settings } from '../../config/object-storage.js';
 
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;

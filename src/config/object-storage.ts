@@ -1,5 +1,7 @@
 // Which object store holds uploads and exports, and the settings of the S3-compatible one. The
-// variables are declared with the others in config.ts; their cross-checks live here, beside the store.
+// variables are declared with the others in config.ts; how they combine is checked here. The stores
+// themselves (src/storage/objects) take these settings and read no environment.
+import { redactUrl } from '../lib/redact.js';
 
 /** Object store backends: files under DATA_DIR, or an S3-compatible bucket. */
 export const STORAGE_KINDS = ['local', 's3'] as const;
@@ -64,7 +66,7 @@ export function readStorageConfig(v: StorageVars, problems: string[]): StorageCo
   for (const name of ['S3_ENDPOINT', 'S3_PUBLIC_ENDPOINT'] as const) {
     if (v[name] !== '' && !isBareHttpUrl(v[name])) {
       problems.push(
-        `${name}: must be an http(s) URL without credentials, path or query (got ${withoutPassword(v[name])})`,
+        `${name}: must be an http(s) URL without credentials, path or query (got ${redactUrl(v[name])})`,
       );
     }
   }
@@ -103,16 +105,5 @@ function isBareHttpUrl(value: string): boolean {
     );
   } catch {
     return false;
-  }
-}
-
-// An endpoint given with credentials in it must not put them into the error message.
-function withoutPassword(value: string): string {
-  try {
-    const u = new URL(value);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return value;
   }
 }

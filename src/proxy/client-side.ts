@@ -1,0 +1,42 @@
+// The two sides of a proxied request as each sees the other: the exchange (forward.ts) answers on
+// a client connection, and the connection (connection.ts) feeds the exchange what it parses. Each
+// module depends on this contract only, never on the other's class.
+import type { RequestHeaderScan } from './headers.js';
+
+// Reasons to stop reading from the client (bits; the connection reads while none is set).
+/** Pipelined requests wait for the one in flight. */
+export const PAUSED_FOR_PIPELINE = 1;
+/** The request body held while waiting for an upstream connection is full. */
+export const PAUSED_FOR_HOLD = 2;
+/** The upstream socket is not taking more of the request body. */
+export const PAUSED_FOR_UPSTREAM = 4;
+
+/** What an exchange needs from the client connection it answers on. */
+export interface ClientSide {
+  /** Writes to the client; false when its socket buffer is full (wait for `onClientDrain`). */
+  write(data: string | Buffer): boolean;
+  /** Writes several parts in one system call. */
+  writeAll(parts: (string | Buffer)[]): boolean;
+  pauseReading(reason: number): void;
+  resumeReading(reasons: number): void;
+  destroy(): void;
+  /** The exchange's response is complete (or it was given up); the next one may start. */
+  exchangeDone(ex: ConnectionExchange): void;
+}
+
+/** What a client connection needs from the exchange of one request it read. */
+export interface ConnectionExchange {
+  readonly scan: RequestHeaderScan;
+  /** The response ends the client connection (Connection: close). */
+  readonly closeAfter: boolean;
+  /** Response bytes were produced (a bare error status can no longer be sent instead). */
+  readonly hasResponded: boolean;
+  onRequestBody(chunk: Buffer): void;
+  onRequestEnd(): void;
+  /** The client's socket takes writes again. */
+  onClientDrain(): void;
+  /** The request turned out malformed after its head: the connection answers `status` and closes. */
+  clientError(status: number, code: string): void;
+  /** The client connection closed. */
+  abort(): void;
+}
