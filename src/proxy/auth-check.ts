@@ -1,4 +1,4 @@
-// The proxy's light validation of a request's credentials (spec §5.4, DESIGN §6): the
+// The proxy's light validation of a request's credentials (docs/proxy.md, "What it does to a request"): the
 // Authorization header must be well formed (the upstream checks whether it is right).
 
 // `Basic` (any case, RFC 9110 §11.1) then one or more spaces, then standard base64 with padding.

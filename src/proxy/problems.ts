@@ -1,15 +1,15 @@
-// The proxy's own error answers (spec §7, DESIGN §6), rendered from the shared error catalogue.
+// The proxy's own error answers (docs/proxy.md, "What it does to a request"), rendered from the shared error catalogue.
 import { problem, toProblemBody, type ProblemError } from '../errors.js';
 import type { ProxyIdHeader } from './headers.js';
 import { connectionLines, httpDate, statusLine } from './wire.js';
 
-/** spec §7: Authorization missing or malformed. */
+/** 401: Authorization missing or malformed. */
 export const missingAuthorization = (): ProblemError =>
   problem('unauthenticated', 'Requests must carry a valid Authorization header.', {
     title: 'Missing Authorization Header',
   });
 
-/** spec §7: X-PROXYVID (or X-MIGVID, as the caller named it) missing, unknown or revoked. */
+/** 400: X-PROXYVID (or X-MIGVID, as the caller named it) missing, unknown or revoked. */
 export const invalidProxyId = (header: ProxyIdHeader): ProblemError =>
   problem('invalid', `Requests must carry a valid ${header} header.`, {
     title: `Invalid ${header} Header`,

@@ -1,4 +1,4 @@
-// The proxy's own answers: spec §7 bodies for bad headers, and DESIGN §6 problems for its failures.
+// The proxy's own answers: 401/400 problems for bad headers, 502/504 for upstream failures (docs/proxy.md).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// Assembles datasets in the public shape (spec §2.2) from their rows, a few queries per page.
+// Assembles datasets in the public shape (docs/api.md, "Datasets") from their rows, a few queries per page.
 import type { DatasetRow } from '../../storage/db/tables.js';
 import { appIdFields, type AppIdFields } from '../identity/app-id.js';
 import type { Db, UserSummary } from '../identity/users.js';

@@ -1,7 +1,7 @@
 // Shared TypeBox schemas: the list envelope, problem bodies, summaries.
 import { Type, type TSchema } from 'typebox';
 
-/** The list envelope of spec §2.1. */
+/** The list envelope `{metadata: {count, …}, data}` of every listing (docs/api.md). */
 export const Envelope = <T extends TSchema>(item: T) =>
   Type.Object({
     metadata: Type.Object({ count: Type.Integer() }),

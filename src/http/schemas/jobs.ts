@@ -34,7 +34,7 @@ export const UploadUrlBody = Type.Object({
 
 export const RecordsLoadBody = Type.Object({ url: Type.String({ minLength: 1, maxLength: 8192 }) });
 
-/** The upload job result of spec §2.8. */
+/** The answer that starts a load job: the job id and, for uploads, the signed URL. */
 export const UploadJobResult = Type.Object({
   datasetId: Type.String(),
   url: Type.String(),
