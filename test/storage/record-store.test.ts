@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   createRecordStore,
+  InvalidPosition,
   stagingTableName,
   type CellValue,
   type KeysetPosition,
@@ -290,6 +291,34 @@ for (const target of await databaseTargets()) {
       await rerun.write([[7, 'new', false, 7]]);
       assert.deepEqual(await rerun.finish(), { rowsWritten: 1, rowsLoaded: 1, duplicatesCollapsed: 0 });
       assert.deepEqual(await readAllRows(store, table, KEYED), [['7', 'new', false, 7]]);
+    });
+
+    void it('refuses a page position of the wrong type for the order columns (a forged page token)', async () => {
+      const { table } = await load(store, KEYED, [[1, 'a', true, 1]]);
+      const page = (after: unknown[]) =>
+        store.readPage(table, KEYED, { filters: [], after: after as KeysetPosition, limit: 10 });
+      for (const after of [['x'], [true], [1.5], ['99999999999999999999'], ['1', '2'], [null]]) {
+        await assert.rejects(page(after), InvalidPosition, JSON.stringify(after));
+      }
+      assert.equal((await page(['0'])).length, 1);
+      const byText: TableSchema = { columns: [{ name: 'name', kind: 'text' }], primaryKey: ['name'] };
+      const texts = await load(store, byText, [['a'], ['b']]);
+      for (const after of [['a\0b'], [1], [false]]) {
+        await assert.rejects(
+          store.readPage(texts.table, byText, { filters: [], after: after as KeysetPosition, limit: 10 }),
+          InvalidPosition,
+        );
+      }
+      const unkeyed: TableSchema = { columns: [{ name: 'ok', kind: 'boolean' }], primaryKey: [] };
+      const rows = await load(store, unkeyed, [[true], [false]]);
+      await assert.rejects(
+        store.readPage(rows.table, unkeyed, { filters: [], after: ['x'], limit: 10 }),
+        InvalidPosition,
+      );
+      assert.equal(
+        (await store.readPage(rows.table, unkeyed, { filters: [], after: [1], limit: 10 })).length,
+        1,
+      );
     });
   });
 }

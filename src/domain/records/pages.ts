@@ -2,11 +2,16 @@
 // (built by hand so 64-bit integers keep every digit).
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../storage/db/tables.js';
-import { orderColumns, type KeysetPosition, type RecordStore } from '../../storage/records/record-store.js';
+import {
+  InvalidPosition,
+  orderColumns,
+  type KeysetPosition,
+  type RecordStore,
+} from '../../storage/records/record-store.js';
 import { problem } from '../../errors.js';
 import { datasetSchemaOf, findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
 import { tableSchemaOf } from '../datasets/schema.js';
-import { decodePageToken, encodePageToken, parseFilters, parsePageSize } from './query.js';
+import { decodePageToken, encodePageToken, invalidPageToken, parseFilters, parsePageSize } from './query.js';
 import { recordJson } from './render.js';
 
 /** Answers a page request with the JSON text of `{metadata: {count, nextPageToken}, data}`. */
@@ -34,7 +39,12 @@ export async function recordsPageJson(
     after = token.k;
   }
   if (ds.records_table === null) return page([], null);
-  const rows = await records.readPage(ds.records_table, table, { filters, after, limit: pageSize + 1 });
+  const rows = await records
+    .readPage(ds.records_table, table, { filters, after, limit: pageSize + 1 })
+    .catch((err: unknown) => {
+      if (err instanceof InvalidPosition) throw invalidPageToken();
+      throw err;
+    });
   const more = rows.length > pageSize;
   const shown = more ? rows.slice(0, pageSize) : rows;
   const last = shown.at(-1);

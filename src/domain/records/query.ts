@@ -21,7 +21,7 @@ export function encodePageToken(token: PageToken): string {
 
 /** Decodes a page token or throws a 400 problem. */
 export function decodePageToken(value: string, keyCount: number): PageToken {
-  const bad = problem('invalid', 'The pageToken is not valid.', { errors: { pageToken: ['is not valid'] } });
+  const bad = invalidPageToken();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
@@ -34,6 +34,11 @@ export function decodePageToken(value: string, keyCount: number): PageToken {
     throw bad;
   if (!k.every((v) => ['string', 'number', 'boolean'].includes(typeof v))) throw bad;
   return { g, k: k as PageToken['k'] };
+}
+
+/** The 400 problem of a page token that is not one of ours. */
+export function invalidPageToken(): Error {
+  return problem('invalid', 'The pageToken is not valid.', { errors: { pageToken: ['is not valid'] } });
 }
 
 /** Turns query parameters other than paging into typed filters; unknown properties are a 400. */

@@ -12,20 +12,48 @@ interface KindInEngine {
   readAsText: boolean;
   /** Turns a non-null value from the driver into a ReadValue; null when it already is one. */
   decode: ((v: unknown) => ReadValue) | null;
+  /** Whether `v` is a keyset position of such a column as this engine reads it (page tokens come
+   * back from callers, so a position of the wrong type must be refused before it is bound). */
+  isPosition: (v: unknown) => boolean;
 }
 
-const plain = (sqlType: string): KindInEngine => ({ sqlType, readAsText: false, decode: null });
-const asText = (sqlType: string): KindInEngine => ({ sqlType, readAsText: true, decode: null });
+const INT64_TEXT = /^-?\d{1,19}$/;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+/** Decimal text of a 64-bit integer, as int64 columns are read. */
+export const isInt64Text = (v: unknown): boolean =>
+  typeof v === 'string' && INT64_TEXT.test(v) && BigInt(v) >= INT64_MIN && BigInt(v) <= INT64_MAX;
+const isFiniteNumber = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
+// PostgreSQL text cannot hold NUL: such a value is in no table, and binding it is an error.
+const isText = (v: unknown): boolean => typeof v === 'string' && !v.includes('\0');
+
+const plain = (sqlType: string, isPosition: (v: unknown) => boolean): KindInEngine => ({
+  sqlType,
+  readAsText: false,
+  decode: null,
+  isPosition,
+});
+const asText = (sqlType: string): KindInEngine => ({
+  sqlType,
+  readAsText: true,
+  decode: null,
+  isPosition: isInt64Text,
+});
 
 export const KINDS: Record<ValueKind, Record<RecordEngine, KindInEngine>> = {
-  text: { sqlite: plain('text'), postgres: plain('text') },
+  text: { sqlite: plain('text', isText), postgres: plain('text', isText) },
   // As doubles (better-sqlite3's numbers, the pool's int8 parser) values beyond 2^53 lose digits.
   int64: { sqlite: asText('integer'), postgres: asText('bigint') },
-  float64: { sqlite: plain('real'), postgres: plain('double precision') },
+  float64: { sqlite: plain('real', isFiniteNumber), postgres: plain('double precision', isFiniteNumber) },
   // SQLite has no boolean type: 0/1 in an integer column, bound so by BIND.sqlite.
   boolean: {
-    sqlite: { sqlType: 'integer', readAsText: false, decode: (v) => v === 1 || v === '1' },
-    postgres: plain('boolean'),
+    sqlite: {
+      sqlType: 'integer',
+      readAsText: false,
+      decode: (v) => v === 1 || v === '1',
+      isPosition: (v) => v === 0 || v === 1,
+    },
+    postgres: plain('boolean', (v) => typeof v === 'boolean'),
   },
 };
 

@@ -2,8 +2,9 @@
 // order without one) with equality filters, each column selected and decoded as kinds.ts says.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Tables } from '../db/tables.js';
-import { BIND, KINDS, type RecordEngine } from './kinds.js';
+import { BIND, isInt64Text, KINDS, type RecordEngine } from './kinds.js';
 import {
+  InvalidPosition,
   orderColumns,
   type KeysetPosition,
   type PageQuery,
@@ -23,10 +24,11 @@ export class RecordReader {
     private readonly engine: RecordEngine,
   ) {}
 
-  /** Reads one page (at most `limit` rows) after `after`. */
+  /** Reads one page (at most `limit` rows) after `after`; InvalidPosition when `after` is none. */
   async readPage(table: string, schema: TableSchema, q: PageQuery): Promise<ReadRow[]> {
     const order = orderColumns(schema);
     const kinds = new Map(schema.columns.map((c) => [c.name, c.kind]));
+    if (q.after !== null && !this.isPosition(order, kinds, q.after)) throw new InvalidPosition();
     const orderSelect = order.map((name, i) => this.select(name, kinds.get(name), `k${i}`));
     const valueSelect = schema.columns.map((c, i) => this.select(c.name, c.kind, `v${i}`));
     const bind = BIND[this.engine];
@@ -65,6 +67,20 @@ export class RecordReader {
       if (rows.length < READ_ALL_PAGE || last === undefined) return;
       after = last.position;
     }
+  }
+
+  /** Whether `after` holds one value of the right type per order column. */
+  private isPosition(order: string[], kinds: Map<string, ValueKind>, after: unknown[]): boolean {
+    return (
+      after.length === order.length &&
+      order.every((name, i) => {
+        const kind = kinds.get(name);
+        const v = after[i];
+        // The hidden row number: an integer, which pg gives as text (int8).
+        if (kind === undefined) return (typeof v === 'number' && Number.isSafeInteger(v)) || isInt64Text(v);
+        return KINDS[kind][this.engine].isPosition(v);
+      })
+    );
   }
 
   /** `name as alias`; the hidden row-order column has no kind and is selected as it is. */

@@ -36,6 +36,13 @@ export interface PageQuery {
   limit: number;
 }
 
+/** A page asked to start after a position that is not one of the table (a forged page token). */
+export class InvalidPosition extends Error {
+  constructor() {
+    super('the keyset position does not fit the order columns of the table');
+  }
+}
+
 /** A row as read, aligned with the table's columns, and its keyset position. */
 export interface ReadRow {
   values: ReadValue[];
