@@ -1,14 +1,15 @@
-// Helpers of the loading tests: upload a body through an upload URL and wait for its job.
-import type { Harness, JobBody } from './load-harness.js';
+// Helpers of the loading tests, on the fixture's own token: upload a body through an upload URL
+// and wait for its job; read every record back through the paging API.
+import type { Fixture, JobBody } from './fixture.js';
 
 /** Asks for an upload URL, PUTs `body` to it and waits for the job's end. */
 export async function uploadAndWait(
-  h: Harness,
+  f: Fixture,
   datasetId: string,
   body: string | Buffer,
   opts: { mode?: 'create' | 'replace'; contentType?: 'csv' | 'json' | 'tsv'; mediaType?: string } = {},
 ): Promise<JobBody> {
-  const res = await h.api<{ url: string; jobId: string }>(
+  const res = await f.api<{ url: string; jobId: string }>(
     'POST',
     `/datasets/${datasetId}/uploadUrl?mode=${opts.mode ?? 'create'}`,
     { contentType: opts.contentType ?? 'csv' },
@@ -20,16 +21,16 @@ export async function uploadAndWait(
     body,
   });
   if (put.status !== 200) throw new Error(`PUT: ${put.status} ${await put.text()}`);
-  return h.waitForJob(res.json.jobId);
+  return f.waitForJob(res.json.jobId);
 }
 
 /** Every record of a dataset through the paging API. */
-export async function allRecords(h: Harness, datasetId: string, pageSize = 1000): Promise<unknown[]> {
+export async function allRecords(f: Fixture, datasetId: string, pageSize = 1000): Promise<unknown[]> {
   const out: unknown[] = [];
   let token: string | null = null;
   do {
     const q: string = `pageSize=${pageSize}${token !== null ? `&pageToken=${token}` : ''}`;
-    const res = await h.api<{ metadata: { nextPageToken: string | null }; data: unknown[] }>(
+    const res = await f.api<{ metadata: { nextPageToken: string | null }; data: unknown[] }>(
       'GET',
       `/datasets/${datasetId}/records?${q}`,
     );
