@@ -10,7 +10,7 @@ import { JobNotifier } from '../../src/domain/jobs/notifier.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture, type JobBody } from '../support/fixture.js';
-import { uploadAndWait } from '../support/loading.js';
+import { putFile, requestUpload, uploadAndWait } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -60,14 +60,8 @@ await forEachDatabase('job recovery', (target) => {
 
   void it('re-runs a job whose lease lapsed, dropping its leftover staging table first', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    const up = await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-      contentType: 'csv',
-    });
-    await fetch(up.json.url, {
-      method: 'PUT',
-      headers: { 'content-type': 'text/csv' },
-      body: 'id,name\n1,a\n2,b\n',
-    });
+    const up = await requestUpload(h, id);
+    await putFile(up.url, 'id,name\n1,a\n2,b\n');
     // As if a worker had claimed it, written half a table, and died.
     await db()
       .updateTable('dataset_jobs')
@@ -77,12 +71,12 @@ await forEachDatabase('job recovery', (target) => {
         lease_expires_at: Date.now() - 1000,
         attempts: 1,
       })
-      .where('id', '=', up.json.jobId)
+      .where('id', '=', up.jobId)
       .execute();
-    await sql`create table ${sql.table(stagingTableName(id, up.json.jobId))} (junk integer)`.execute(db());
+    await sql`create table ${sql.table(stagingTableName(id, up.jobId))} (junk integer)`.execute(db());
     const w = worker();
     try {
-      const job = await h.waitForJob(up.json.jobId);
+      const job = await h.waitForJob(up.jobId);
       assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
       assert.equal(job.currentStatus.logData?.rowsLoaded, 2);
     } finally {
@@ -91,10 +85,10 @@ await forEachDatabase('job recovery', (target) => {
     const row = await db()
       .selectFrom('dataset_jobs')
       .select('attempts')
-      .where('id', '=', up.json.jobId)
+      .where('id', '=', up.jobId)
       .executeTakeFirstOrThrow();
     assert.equal(row.attempts, 2);
-    assert.ok((await logsOf(up.json.jobId)).some((l) => /attempt 2/.test(l.logData.message)));
+    assert.ok((await logsOf(up.jobId)).some((l) => /attempt 2/.test(l.logData.message)));
   });
 
   void it('gives up on a job interrupted too often', async () => {

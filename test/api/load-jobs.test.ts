@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { allRecords, uploadAndWait } from '../support/loading.js';
+import { allRecords, putFile, requestUpload, uploadAndWait } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -114,24 +114,16 @@ await forEachDatabase('load jobs', (target) => {
 
   void it('lets only one of two racing create jobs win', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    const a = await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-      contentType: 'csv',
-    });
-    const b = await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-      contentType: 'csv',
-    });
+    const a = await requestUpload(h, id);
+    const b = await requestUpload(h, id);
     for (const [r, label] of [
       [a, 'a'],
       [b, 'b'],
     ] as const) {
-      const put = await fetch(r.json.url, {
-        method: 'PUT',
-        headers: { 'content-type': 'text/csv' },
-        body: rows(10, label),
-      });
+      const put = await putFile(r.url, rows(10, label));
       assert.equal(put.status, 200);
     }
-    const outcomes = [await h.waitForJob(a.json.jobId), await h.waitForJob(b.json.jobId)].map(
+    const outcomes = [await h.waitForJob(a.jobId), await h.waitForJob(b.jobId)].map(
       (j) => j.currentStatus.datasetJobStatusName,
     );
     assert.deepEqual(outcomes.sort(), ['Completed', 'Failed']);
@@ -141,16 +133,8 @@ await forEachDatabase('load jobs', (target) => {
   void it('replaces atomically: a reader never sees a mix', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     await uploadAndWait(h, id, rows(3000, 'old'));
-    const put = await h.api<{ url: string; jobId: string }>(
-      'POST',
-      `/datasets/${id}/uploadUrl?mode=replace`,
-      { contentType: 'csv' },
-    );
-    await fetch(put.json.url, {
-      method: 'PUT',
-      headers: { 'content-type': 'text/csv' },
-      body: rows(4000, 'new'),
-    });
+    const put = await requestUpload(h, id, { mode: 'replace' });
+    await putFile(put.url, rows(4000, 'new'));
     const seen = new Set<string>();
     for (let i = 0; i < 200; i++) {
       const page = await h.api<{ data: { name: string }[] }>('GET', `/datasets/${id}/records?pageSize=10000`);
@@ -161,7 +145,7 @@ await forEachDatabase('load jobs', (target) => {
       seen.add(name);
       if (name === 'new') break;
     }
-    assert.equal((await h.waitForJob(put.json.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal((await h.waitForJob(put.jobId)).currentStatus.datasetJobStatusName, 'Completed');
     assert.ok(seen.has('new'));
   });
 });

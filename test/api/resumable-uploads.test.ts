@@ -5,9 +5,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase } from '../support/databases.js';
-import { startS3, type TestS3 } from '../support/s3-server.js';
-import { allRecords } from '../support/loading.js';
-import { startFixture, type Fixture, type JobBody } from '../support/fixture.js';
+import { allRecords, requestUpload } from '../support/loading.js';
+import { startFixture, startFixtureOnS3, type Fixture, type JobBody } from '../support/fixture.js';
 import { expireUploads } from '../../src/worker/sweep.js';
 
 const PROPS = [
@@ -31,30 +30,18 @@ interface SliceReply {
 await forEachDatabase('resumable uploads', (target) => {
   for (const storage of ['local', 's3'] as const) {
     void describe(`${storage} storage`, () => {
-      let s3: TestS3 | undefined;
       let h: Fixture;
       before(async () => {
-        if (storage === 's3') s3 = await startS3();
-        h = await startFixture(target, { ...(s3?.env ?? {}), UPLOAD_MAX_BYTES: '100000' });
+        const env = { UPLOAD_MAX_BYTES: '100000' };
+        h = storage === 's3' ? await startFixtureOnS3(target, env) : await startFixture(target, env);
       });
-      after(async () => {
-        try {
-          await (h as Fixture | undefined)?.close();
-        } finally {
-          await s3?.close();
-        }
-      });
+      after(() => h.close());
 
-      const open = async (id: string, contentType = 'csv') => {
-        const res = await h.api<{ url: string; jobId: string; datasetId: string }>(
-          'POST',
-          `/datasets/${id}/uploadUrl?mode=replace&type=resumable`,
-          { contentType },
-        );
-        assert.equal(res.status, 202, res.text);
+      const open = async (id: string, contentType: 'csv' | 'json' = 'csv') => {
+        const session = await requestUpload(h, id, { mode: 'replace', type: 'resumable', contentType });
         // Whatever the store, the session is the service's own URL, as partners' code expects.
-        assert.equal(new URL(res.json.url).origin, h.baseUrl);
-        return res.json;
+        assert.equal(new URL(session.url).origin, h.baseUrl);
+        return session;
       };
       // As partners' scripts send them: their bearer token still attached, Content-Type on each.
       const send = async (
@@ -89,12 +76,6 @@ await forEachDatabase('resumable uploads', (target) => {
         assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
         return job;
       };
-      const singleUrl = async (id: string) =>
-        (
-          await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-            contentType: 'csv',
-          })
-        ).json;
       const status = async (jobId: string) =>
         (await h.api<JobBody & { uploadType: string }>('GET', `/datasets/jobs/${jobId}`)).json;
 
@@ -214,7 +195,7 @@ await forEachDatabase('resumable uploads', (target) => {
       void it('reads the file as the PUT’s Content-Type says, and records it on the job', async () => {
         const id = await h.defineDataset(PROPS, ['id']);
         // Asked for as CSV, sent as JSON: the client's code does exactly that.
-        const single = await singleUrl(id);
+        const single = await requestUpload(h, id);
         const json = Buffer.from(
           JSON.stringify([
             { id: 1, name: 'ann' },
@@ -245,7 +226,7 @@ await forEachDatabase('resumable uploads', (target) => {
       void it('refuses a partial Content-Range on a single-request URL and stores nothing', async () => {
         const id = await h.defineDataset(PROPS, ['id']);
         const file = csv(50);
-        const res = await singleUrl(id);
+        const res = await requestUpload(h, id);
         const part = await slice(res.url, file, 0, 99);
         assert.equal(part.status, 400);
         const problem = JSON.parse(part.text) as { errors: Record<string, string[]>; detail: string };
@@ -262,7 +243,7 @@ await forEachDatabase('resumable uploads', (target) => {
 
       void it('serves records:retrieve links to a client that attaches its bearer token', async () => {
         const id = await h.defineDataset(PROPS, ['id']);
-        const res = await singleUrl(id);
+        const res = await requestUpload(h, id);
         assert.equal((await send(res.url, { 'content-type': 'text/csv' }, csv(3))).status, 200);
         await h.waitForJob(res.jobId);
         const link = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {

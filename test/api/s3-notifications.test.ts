@@ -4,9 +4,10 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { expireUploads } from '../../src/worker/sweep.js';
-import { startS3, type S3EventRecord, type TestS3 } from '../support/s3-server.js';
+import type { S3EventRecord } from '../support/s3-server.js';
 import { forEachDatabase } from '../support/databases.js';
-import { startFixture, type Fixture } from '../support/fixture.js';
+import { startFixtureOnS3, type S3Fixture } from '../support/fixture.js';
+import { putFile, requestUpload } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -15,27 +16,17 @@ const PROPS = [
 const TOKEN = 'notify-'.padEnd(40, 'x');
 
 await forEachDatabase('S3 bucket notifications', (target) => {
-  let s3: TestS3;
-  let h: Fixture;
+  let h: S3Fixture;
   const events: S3EventRecord[] = [];
   before(async () => {
-    s3 = await startS3();
-    s3.onEvent((e) => events.push(e));
-    h = await startFixture(target, {
-      ...s3.env,
+    h = await startFixtureOnS3(target, {
       S3_TRANSFERS: 'direct',
       S3_POLL_MS: '3600000',
       S3_NOTIFICATION_TOKEN: TOKEN,
     });
+    h.s3.onEvent((e) => events.push(e));
   });
-  after(async () => {
-    // Whatever failed to start, the S3 server's child process must not outlive the file.
-    try {
-      await (h as Fixture | undefined)?.close();
-    } finally {
-      await (s3 as TestS3 | undefined)?.close();
-    }
-  });
+  after(() => h.close());
 
   const notify = async (body: unknown, auth: string | null = `Bearer ${TOKEN}`, query = '') => {
     const res = await fetch(`${h.baseUrl}/api/v1/storage/notifications${query}`, {
@@ -55,11 +46,9 @@ await forEachDatabase('S3 bucket notifications', (target) => {
   /** An upload URL with its file PUT, and the S3 event the store emitted for it. */
   const uploaded = async (body = 'id,name\n1,a\n') => {
     const id = await h.defineDataset(PROPS, ['id']);
-    const up = await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-      contentType: 'csv',
-    });
-    const key = `datasets/${id}/uploads/${up.json.jobId}`;
-    const put = await fetch(up.json.url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body });
+    const up = await requestUpload(h, id);
+    const key = `datasets/${id}/uploads/${up.jobId}`;
+    const put = await putFile(up.url, body);
     assert.equal(put.status, 200);
     // The store's event comes through its process's stdout: give it a moment.
     let event: S3EventRecord | undefined;
@@ -68,7 +57,7 @@ await forEachDatabase('S3 bucket notifications', (target) => {
       if (event === undefined) await new Promise((r) => setTimeout(r, 20));
     }
     assert.ok(event, `s3rver emitted no event for ${key}`);
-    return { id, jobId: up.json.jobId, key, event };
+    return { id, jobId: up.jobId, key, event };
   };
 
   void it('refuses a missing or wrong token with a 401 problem, before reading the body', async () => {
@@ -101,13 +90,13 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     const eventBridge = {
       'detail-type': 'Object Created',
       source: 'aws.s3',
-      detail: { bucket: { name: s3.bucket }, object: { key: a.key, size: 12 } },
+      detail: { bucket: { name: h.s3.bucket }, object: { key: a.key, size: 12 } },
     };
     assert.deepEqual((await notify(eventBridge)).json, { received: 1, queued: 1 });
     const b = await uploaded();
     const pubSub = {
       message: {
-        attributes: { bucketId: s3.bucket, objectId: b.key, eventType: 'OBJECT_FINALIZE' },
+        attributes: { bucketId: h.s3.bucket, objectId: b.key, eventType: 'OBJECT_FINALIZE' },
         data: '',
       },
       subscription: 'projects/p/subscriptions/dx',
@@ -127,13 +116,13 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     assert.deepEqual((await notify(otherBucket)).json, { received: 0, queued: 0 });
     // A notification is only a hint: without the object in the bucket nothing is queued.
     const id = await h.defineDataset(PROPS, ['id']);
-    const up = await h.api<{ jobId: string }>('POST', `/datasets/${id}/uploadUrl`, { contentType: 'csv' });
+    const up = await requestUpload(h, id);
     const forged = structuredClone(event);
-    for (const r of forged.Records) r.s3.object.key = `datasets/${id}/uploads/${up.json.jobId}`;
+    for (const r of forged.Records) r.s3.object.key = `datasets/${id}/uploads/${up.jobId}`;
     assert.deepEqual((await notify(forged)).json, { received: 1, queued: 0 });
-    assert.equal(await statusOf(up.json.jobId), 'Created');
+    assert.equal(await statusOf(up.jobId), 'Created');
     const junk = {
-      Records: [{ s3: { bucket: { name: s3.bucket }, object: { key: '../../etc/passwd' } } }],
+      Records: [{ s3: { bucket: { name: h.s3.bucket }, object: { key: '../../etc/passwd' } } }],
     };
     assert.deepEqual((await notify(junk)).json, { received: 1, queued: 0 });
     assert.deepEqual((await notify({ hello: 'world' })).json, { received: 0, queued: 0 });
@@ -155,15 +144,13 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     assert.equal((await h.waitForJob(jobId)).currentStatus.datasetJobStatusName, 'Completed');
     // Without a file, the sweep does expire the job.
     const id = await h.defineDataset(PROPS, ['id']);
-    const unused = await h.api<{ jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-      contentType: 'csv',
-    });
+    const unused = await requestUpload(h, id);
     await db
       .updateTable('dataset_jobs')
       .set({ upload_expires_at: Date.now() - 1000 })
-      .where('id', '=', unused.json.jobId)
+      .where('id', '=', unused.jobId)
       .execute();
     assert.equal(await expireUploads(deps, Date.now()), 1);
-    assert.equal(await statusOf(unused.json.jobId), 'Expired');
+    assert.equal(await statusOf(unused.jobId), 'Expired');
   });
 });

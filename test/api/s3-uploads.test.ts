@@ -3,10 +3,9 @@
 // downloads of records:retrieve, and a deleted dataset's files going too.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startS3, type TestS3 } from '../support/s3-server.js';
 import { forEachDatabase } from '../support/databases.js';
-import { startFixture, type Fixture } from '../support/fixture.js';
-import { allRecords } from '../support/loading.js';
+import { startFixtureOnS3, type S3Fixture } from '../support/fixture.js';
+import { allRecords, putFile, requestUpload } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -14,44 +13,22 @@ const PROPS = [
 ];
 
 await forEachDatabase('S3 storage, polling', (target) => {
-  let s3: TestS3;
-  let h: Fixture;
+  let h: S3Fixture;
   before(async () => {
-    s3 = await startS3();
-    h = await startFixture(target, {
-      ...s3.env,
+    h = await startFixtureOnS3(target, {
       S3_TRANSFERS: 'direct',
       S3_POLL_MS: '100',
       UPLOAD_MAX_BYTES: '1000',
     });
   });
-  after(async () => {
-    // Whatever failed to start, the S3 server's child process must not outlive the file.
-    try {
-      await (h as Fixture | undefined)?.close();
-    } finally {
-      await (s3 as TestS3 | undefined)?.close();
-    }
-  });
-
-  const newUpload = async (id: string, mode = 'create') => {
-    const res = await h.api<{ url: string; jobId: string; datasetId: string }>(
-      'POST',
-      `/datasets/${id}/uploadUrl?mode=${mode}`,
-      { contentType: 'csv' },
-    );
-    assert.equal(res.status, 202, res.text);
-    return res.json;
-  };
-  const put = (url: string, body: string) =>
-    fetch(url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body });
+  after(() => h.close());
 
   void it('hands out the store’s presigned URL; a PUT to it is noticed and loaded', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    const up = await newUpload(id);
+    const up = await requestUpload(h, id);
     const url = new URL(up.url);
-    assert.equal(url.origin, s3.endpoint);
-    assert.equal(url.pathname, `/${s3.bucket}/datasets/${id}/uploads/${up.jobId}`);
+    assert.equal(url.origin, h.s3.endpoint);
+    assert.equal(url.pathname, `/${h.s3.bucket}/datasets/${id}/uploads/${up.jobId}`);
     assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
     assert.ok(url.searchParams.has('X-Amz-Signature'));
     const created = await h.api<{ currentStatus: { datasetJobStatusName: string } }>(
@@ -61,7 +38,7 @@ await forEachDatabase('S3 storage, polling', (target) => {
     assert.equal(created.json.currentStatus.datasetJobStatusName, 'Created');
 
     const body = 'id,name\n1,ada\n2,bob\n2,bea\n';
-    const res = await put(up.url, body);
+    const res = await putFile(up.url, body);
     assert.equal(res.status, 200);
     const job = await h.waitForJob(up.jobId);
     assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job));
@@ -100,10 +77,10 @@ await forEachDatabase('S3 storage, polling', (target) => {
 
   void it('fails a job whose file is larger than UPLOAD_MAX_BYTES and deletes the file', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    const up = await newUpload(id);
+    const up = await requestUpload(h, id);
     const body = `id,name\n${Array.from({ length: 200 }, (_, i) => `${i},name${i}`).join('\n')}\n`;
     assert.ok(body.length > 1000);
-    assert.equal((await put(up.url, body)).status, 200);
+    assert.equal((await putFile(up.url, body)).status, 200);
     const job = await h.waitForJob(up.jobId);
     assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
     assert.match(job.currentStatus.logData?.message ?? '', /larger than the limit of 1000 bytes/);
@@ -113,16 +90,16 @@ await forEachDatabase('S3 storage, polling', (target) => {
 
   void it('records:retrieve answers the store’s presigned GET URL to the export', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    const up = await newUpload(id);
-    await put(up.url, 'id,name\n1,"a, b"\n2,c\n');
+    const up = await requestUpload(h, id);
+    await putFile(up.url, 'id,name\n1,"a, b"\n2,c\n');
     assert.equal((await h.waitForJob(up.jobId)).currentStatus.datasetJobStatusName, 'Completed');
     const csv = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
       contentType: 'csv',
     });
     assert.equal(csv.status, 200, csv.text);
     const url = new URL(csv.json.url);
-    assert.equal(url.origin, s3.endpoint);
-    assert.match(url.pathname, new RegExp(`^/${s3.bucket}/datasets/${id}/exports/\\d+\\.csv$`));
+    assert.equal(url.origin, h.s3.endpoint);
+    assert.match(url.pathname, new RegExp(`^/${h.s3.bucket}/datasets/${id}/exports/\\d+\\.csv$`));
     assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
     const got = await fetch(csv.json.url);
     assert.equal(got.status, 200);
@@ -142,19 +119,19 @@ await forEachDatabase('S3 storage, polling', (target) => {
 
   void it('deleting a dataset deletes its files in the bucket, and no one else’s', async () => {
     const keep = await h.defineDataset(PROPS, ['id']);
-    const keepUp = await newUpload(keep);
-    await put(keepUp.url, 'id,name\n9,z\n');
+    const keepUp = await requestUpload(h, keep);
+    await putFile(keepUp.url, 'id,name\n9,z\n');
     await h.waitForJob(keepUp.jobId);
     await h.api('POST', `/datasets/${keep}/records:retrieve`, { contentType: 'csv' });
 
     const id = await h.defineDataset(PROPS, ['id']);
-    const up = await newUpload(id);
-    await put(up.url, 'id,name\n1,a\n');
+    const up = await requestUpload(h, id);
+    await putFile(up.url, 'id,name\n1,a\n');
     await h.waitForJob(up.jobId);
     await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'csv' });
     await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'json' });
     // Two exports remain (the upload's file went when its job ended; the pending URL has none yet).
-    const pending = await newUpload(id, 'replace');
+    const pending = await requestUpload(h, id, { mode: 'replace' });
     assert.equal((await h.services.objects.list(`datasets/${id}/`)).length, 2);
     const del = await h.api('DELETE', `/datasets/${id}`);
     assert.equal(del.status, 204, del.text);

@@ -6,6 +6,7 @@ import { resolveSigningSecret } from '../../src/runtime/signing-secret.js';
 import { expireUploads } from '../../src/worker/sweep.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture, type JobBody } from '../support/fixture.js';
+import { putFile, requestUpload } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -21,27 +22,21 @@ await forEachDatabase('upload URLs', (target) => {
 
   const newUpload = async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    const res = await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-      contentType: 'csv',
-    });
-    assert.equal(res.status, 202, res.text);
-    return { id, ...res.json };
+    return { ...(await requestUpload(h, id)), id };
   };
-  const put = (url: string, body: string, type = 'text/csv') =>
-    fetch(url, { method: 'PUT', headers: { 'content-type': type }, body });
 
   void it('answers 403 to a tampered URL and 409 to a reused one', async () => {
     const { url, jobId } = await newUpload();
-    const tampered = await put(
+    const tampered = await putFile(
       url.replace(/signature=([^&])/, (_m, c: string) => `signature=${c === 'A' ? 'B' : 'A'}`),
       'id,name\n1,a\n',
     );
     assert.equal(tampered.status, 403);
     assert.match(tampered.headers.get('content-type') ?? '', /^application\/problem\+json/);
-    const other = await put(url.replace(jobId, '00000000-0000-4000-8000-000000000000'), 'id,name\n1,a\n');
+    const other = await putFile(url.replace(jobId, '00000000-0000-4000-8000-000000000000'), 'id,name\n1,a\n');
     assert.equal(other.status, 403);
-    assert.equal((await put(url, 'id,name\n1,a\n')).status, 200);
-    const reused = await put(url, 'id,name\n2,b\n');
+    assert.equal((await putFile(url, 'id,name\n1,a\n')).status, 200);
+    const reused = await putFile(url, 'id,name\n2,b\n');
     assert.equal(reused.status, 409);
     const job = await h.waitForJob(jobId);
     assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
@@ -51,7 +46,7 @@ await forEachDatabase('upload URLs', (target) => {
     const { jobId } = await newUpload();
     const past = Math.floor(Date.now() / 1000) - 5;
     const expired = signUrl(resolveSigningSecret(h.config), h.baseUrl, 'PUT', `/uploads/${jobId}`, past);
-    const res = await put(expired, 'id,name\n1,a\n');
+    const res = await putFile(expired, 'id,name\n1,a\n');
     assert.equal(res.status, 403);
     assert.match(((await res.json()) as { detail: string }).detail, /expired/);
     const job = await h.api<JobBody>('GET', `/datasets/jobs/${jobId}`);
@@ -71,18 +66,18 @@ await forEachDatabase('upload URLs', (target) => {
 
   void it('answers 415 to other media types and 413 above the size limit, then accepts a retry', async () => {
     const { url, jobId } = await newUpload();
-    assert.equal((await put(url, 'id,name\n1,a\n', 'text/plain')).status, 415);
+    assert.equal((await putFile(url, 'id,name\n1,a\n', 'text/plain')).status, 415);
     const big = `id,name\n${'1,aaaaaaaaaa\n'.repeat(30)}`;
-    const tooBig = await put(url, big);
+    const tooBig = await putFile(url, big);
     assert.equal(tooBig.status, 413);
-    const ok = await put(url, 'id,name\n1,a\n', 'application/octet-stream');
+    const ok = await putFile(url, 'id,name\n1,a\n', 'application/octet-stream');
     assert.equal(ok.status, 200);
     assert.equal((await h.waitForJob(jobId)).currentStatus.datasetJobStatusName, 'Completed');
   });
 
   void it('lists jobs and their status entries; other tokens see 404', async () => {
     const { id, url, jobId } = await newUpload();
-    assert.equal((await put(url, 'id,name\n1,a\n')).status, 200);
+    assert.equal((await putFile(url, 'id,name\n1,a\n')).status, 200);
     await h.waitForJob(jobId);
     const logs = await h.api<{ metadata: { count: number }; data: { datasetJobStatusName: string }[] }>(
       'GET',
@@ -110,7 +105,7 @@ await forEachDatabase('upload URLs', (target) => {
 
   void it('answers 409 to mode=create on a dataset with records, and 400 to bad bodies', async () => {
     const { id, url, jobId } = await newUpload();
-    assert.equal((await put(url, 'id,name\n1,a\n')).status, 200);
+    assert.equal((await putFile(url, 'id,name\n1,a\n')).status, 200);
     await h.waitForJob(jobId);
     const again = await h.api('POST', `/datasets/${id}/uploadUrl`, { contentType: 'csv' });
     assert.equal(again.status, 409);

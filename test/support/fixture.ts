@@ -9,6 +9,7 @@ import type { Database } from '../../src/storage/db/database.js';
 import { startService, type RunningService, type StartOptions } from '../../src/runtime/service.js';
 import type { DatabaseTarget } from './databases.js';
 import { onboardApp, ownToken } from './onboarding.js';
+import { startS3, type TestS3 } from './s3-server.js';
 
 /** A JSON body as tests read it. */
 export type Json = Record<string, unknown>;
@@ -63,6 +64,11 @@ export interface Fixture {
   /** Stops the service and starts it again on the same database, files and port. */
   restart(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A fixture whose objects live in an S3-compatible bucket of its own. */
+export interface S3Fixture extends Fixture {
+  s3: TestS3;
 }
 
 const FINAL_STATES = ['Completed', 'Failed', 'Expired'];
@@ -176,4 +182,32 @@ export async function startFixture(
     await isolated.dispose();
     throw err;
   }
+}
+
+/** As startFixture, with STORAGE=s3 on an S3-compatible server started for it and stopped with it. */
+export async function startFixtureOnS3(
+  target: DatabaseTarget,
+  env: Record<string, string> = {},
+): Promise<S3Fixture> {
+  const s3 = await startS3();
+  let fixture: Fixture;
+  try {
+    fixture = await startFixture(target, { ...s3.env, ...env });
+  } catch (err) {
+    await s3.close();
+    throw err;
+  }
+  const closeService = fixture.close.bind(fixture);
+  // Assigned onto the fixture itself: its getters must keep following restarts.
+  return Object.assign(fixture, {
+    s3,
+    async close() {
+      try {
+        await closeService();
+      } finally {
+        // The S3 server's child process must not outlive the suite, whatever failed before.
+        await s3.close();
+      }
+    },
+  });
 }
