@@ -83,6 +83,8 @@ export async function startFixture(
   env: Record<string, string> = {},
   options: Pick<StartOptions, 'logger'> = {},
 ): Promise<Fixture> {
+  // The service opens the database itself, as `dx serve` does; the isolated database's own handle
+  // made and migrated it, and its dispose drops it.
   const isolated = await target.create();
   let service: RunningService | undefined;
   try {
@@ -171,8 +173,11 @@ export async function startFixture(
         await new Promise((r) => setTimeout(r, 100));
       },
       async close() {
-        await current.close();
-        await isolated.dispose();
+        try {
+          await current.close();
+        } finally {
+          await isolated.dispose();
+        }
       },
     };
     fixture.token = await ownToken(fixture, await onboardApp(fixture, 'Fixture app', 'ES256'));
