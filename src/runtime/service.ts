@@ -8,6 +8,7 @@ import { openDatabase, type Database, type OpenOptions } from '../storage/db/dat
 import { migrateToLatest } from '../storage/db/migrate.js';
 import { startWorker, type Worker } from '../worker/worker.js';
 import { createServices } from './services.js';
+import type { Services } from '../domain/services.js';
 import { runProxyRole, type ProxyRole } from '../proxy/cluster.js';
 import { startUploadArrivals } from './upload-arrivals.js';
 import type { UploadWatcher } from '../worker/upload-watcher.js';
@@ -15,6 +16,8 @@ import type { UploadWatcher } from '../worker/upload-watcher.js';
 /** A running service; `close()` shuts every role down gracefully. */
 export interface RunningService {
   database: Database;
+  /** The stores, secret, notifier and metrics every role of this process shares. */
+  services: Services;
   api: FastifyInstance | null;
   proxy: ProxyRole | null;
   /** The API's base URL as bound (useful with port 0). */
@@ -70,5 +73,5 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await Promise.all([api?.close(), proxy?.close(), uploads?.close(), worker?.close()]);
       await database.close();
     })());
-  return { database, api, apiUrl, logger, proxy, close };
+  return { database, services, api, apiUrl, logger, proxy, close };
 }

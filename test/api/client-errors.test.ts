@@ -1,11 +1,11 @@
 // Requests the HTTP parser refuses before any route: answered as problems, and logged (even at
 // trace level) without the request's bytes, so no credential reaches the log in any encoding.
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
-import { databaseTargets } from '../support/databases.js';
-import { startTestApp, type TestApp } from '../support/harness.js';
+import { onDatabase } from '../support/databases.js';
+import { startFixture, type Fixture } from '../support/fixture.js';
 import { createLogger } from '../../src/lib/logger.js';
 
 const SECRET = 'dxt_TraceLogCanary0123456789abcdefABCDEF';
@@ -21,23 +21,19 @@ function rawRequest(port: number, data: string): Promise<string> {
   });
 }
 
-const [sqlite] = await databaseTargets();
-
-describe('requests refused by the HTTP parser', () => {
-  let t: TestApp;
+await onDatabase('sqlite', 'requests refused by the HTTP parser', (target) => {
+  let t: Fixture;
   let port: number;
   const lines: string[] = [];
   before(async () => {
-    if (sqlite === undefined) throw new Error('no SQLite target');
     const stream = new Writable({
       write(chunk: Buffer, _enc, done) {
         lines.push(chunk.toString());
         done();
       },
     });
-    t = await startTestApp(sqlite, {}, { logger: createLogger('trace', stream) });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    t = await startFixture(target, { ROLES: 'api' }, { logger: createLogger('trace', stream) });
+    port = Number(new URL(t.baseUrl).port);
   });
   after(() => t.close());
 

@@ -1,19 +1,18 @@
 // The embedded store's signed download links: only exports can be named, whatever was signed.
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { databaseTargets } from '../support/databases.js';
-import { problemOf, startTestApp, type TestApp } from '../support/harness.js';
+import { onDatabase } from '../support/databases.js';
+import { startFixture, type Fixture } from '../support/fixture.js';
+import { problemOf } from '../support/onboarding.js';
 import { signUrl } from '../../src/lib/signed-url.js';
 import { nowSeconds } from '../../src/lib/time.js';
 
-const [sqlite] = await databaseTargets();
 const SECRET = 'download-test-secret-0123456789abcdef';
 
-describe('downloads', () => {
-  let t: TestApp;
+await onDatabase('sqlite', 'downloads', (target) => {
+  let t: Fixture;
   before(async () => {
-    if (sqlite === undefined) throw new Error('no sqlite target');
-    t = await startTestApp(sqlite, { SIGNING_SECRET: SECRET });
+    t = await startFixture(target, { SIGNING_SECRET: SECRET });
   });
   after(() => t.close());
 

@@ -1,28 +1,16 @@
 // The service's platform: health, readiness, request ids, problem-details for every failure, OpenAPI, metrics.
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { databaseTargets } from '../support/databases.js';
-import { onboardApp, ownToken, problemOf, startTestApp, type TestApp } from '../support/harness.js';
+import { buildApp } from '../../src/http/app.js';
+import { createServices } from '../../src/runtime/services.js';
+import { onDatabase } from '../support/databases.js';
+import { startFixture, type Fixture } from '../support/fixture.js';
+import { problemOf } from '../support/onboarding.js';
 
-const [sqlite] = await databaseTargets();
-
-describe('platform', () => {
-  let t: TestApp;
-  let token: string;
+await onDatabase('sqlite', 'platform', (target) => {
+  let t: Fixture;
   before(async () => {
-    if (sqlite === undefined) throw new Error('no sqlite target');
-    t = await startTestApp(
-      sqlite,
-      {},
-      {
-        testRoutes: (app) => {
-          app.get('/boom', async () => {
-            throw new Error('secret internals: password=hunter2');
-          });
-        },
-      },
-    );
-    token = await ownToken(t, await onboardApp(t));
+    t = await startFixture(target);
   });
   after(() => t.close());
 
@@ -64,7 +52,7 @@ describe('platform', () => {
   });
 
   test('malformed JSON is 400 and a wrong media type 415, both problems', async () => {
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const headers = { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' };
     const bad = await t.app.inject({ method: 'POST', url: '/api/v1/datasets', headers, payload: '{"name":' });
     assert.equal(bad.statusCode, 400);
     assert.equal(problemOf(bad).status, 400);
@@ -87,11 +75,21 @@ describe('platform', () => {
   });
 
   test('unexpected failures are a plain 500 without internals', async () => {
-    const res = await t.app.inject('/boom');
-    assert.equal(res.statusCode, 500);
-    const p = problemOf(res);
-    assert.equal(p.detail, 'An unexpected error occurred.');
-    assert.ok(!res.body.includes('hunter2'));
+    // No route of the service throws on purpose: this one is added to an app built beside it, on
+    // its configuration and database, before that app is ready.
+    const app = await buildApp(t.config, createServices(t.config, t.database), { logger: false });
+    app.get('/boom', async () => {
+      throw new Error('secret internals: password=hunter2');
+    });
+    try {
+      const res = await app.inject('/boom');
+      assert.equal(res.statusCode, 500);
+      const p = problemOf(res);
+      assert.equal(p.detail, 'An unexpected error occurred.');
+      assert.ok(!res.body.includes('hunter2'));
+    } finally {
+      await app.close();
+    }
   });
 
   test('the OpenAPI 3.1 document lists every /api/v1 route with its methods', async () => {

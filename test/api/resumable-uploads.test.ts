@@ -4,15 +4,9 @@
 // URLs that refuse a partial Content-Range. On both engines and both object stores.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startS3, type TestS3 } from '../support/s3-server.js';
-import { allRecords } from '../support/load-helpers.js';
-import {
-  postgresSkip,
-  startHarness,
-  type Dialect,
-  type Harness,
-  type JobBody,
-} from '../support/load-harness.js';
+import { forEachDatabase } from '../support/databases.js';
+import { allRecords, requestUpload } from '../support/loading.js';
+import { startFixture, startFixtureOnS3, type Fixture, type JobBody } from '../support/fixture.js';
 import { expireUploads } from '../../src/domain/jobs/uploads.js';
 
 const PROPS = [
@@ -33,35 +27,21 @@ interface SliceReply {
   text: string;
 }
 
-for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
+await forEachDatabase('resumable uploads', (target) => {
   for (const storage of ['local', 's3'] as const) {
-    void describe(`resumable uploads (${dialect}, ${storage})`, async () => {
-      const skip = dialect === 'postgres' ? await postgresSkip() : false;
-      let s3: TestS3 | undefined;
-      let h: Harness;
+    void describe(`${storage} storage`, () => {
+      let h: Fixture;
       before(async () => {
-        if (skip !== false) return;
-        if (storage === 's3') s3 = await startS3();
-        h = await startHarness(dialect, { ...(s3?.env ?? {}), UPLOAD_MAX_BYTES: '100000' });
+        const env = { UPLOAD_MAX_BYTES: '100000' };
+        h = storage === 's3' ? await startFixtureOnS3(target, env) : await startFixture(target, env);
       });
-      after(async () => {
-        try {
-          await (h as Harness | undefined)?.close();
-        } finally {
-          await s3?.close();
-        }
-      });
+      after(() => h.close());
 
-      const open = async (id: string, contentType = 'csv') => {
-        const res = await h.api<{ url: string; jobId: string; datasetId: string }>(
-          'POST',
-          `/datasets/${id}/uploadUrl?mode=replace&type=resumable`,
-          { contentType },
-        );
-        assert.equal(res.status, 202, res.text);
+      const open = async (id: string, contentType: 'csv' | 'json' = 'csv') => {
+        const session = await requestUpload(h, id, { mode: 'replace', type: 'resumable', contentType });
         // Whatever the store, the session is the service's own URL, as partners' code expects.
-        assert.equal(new URL(res.json.url).origin, h.baseUrl);
-        return res.json;
+        assert.equal(new URL(session.url).origin, h.baseUrl);
+        return session;
       };
       // As partners' scripts send them: their bearer token still attached, Content-Type on each.
       const send = async (
@@ -96,74 +76,60 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
         return job;
       };
-      const singleUrl = async (id: string) =>
-        (
-          await h.api<{ url: string; jobId: string }>('POST', `/datasets/${id}/uploadUrl`, {
-            contentType: 'csv',
-          })
-        ).json;
       const status = async (jobId: string) =>
         (await h.api<JobBody & { uploadType: string }>('GET', `/datasets/jobs/${jobId}`)).json;
 
-      void it(
-        'takes a file in slices: 308 with Range for each, 200 for the last, then loads it',
-        { skip },
-        async () => {
-          const id = await h.defineDataset(PROPS, ['id']);
-          const file = csv(3000);
-          const up = await open(id);
-          assert.equal((await status(up.jobId)).uploadType, 'resumable');
-          const first = await query(up.url);
-          assert.equal(first.status, 308);
-          assert.equal(first.range, null, 'nothing persisted yet');
-          const size = 16 * 1024;
-          let start = 0;
-          for (; start + size < file.length; start += size) {
-            const r = await slice(up.url, file, start, start + size - 1);
-            assert.equal(r.status, 308, r.text);
-            assert.equal(r.range, `bytes=0-${start + size - 1}`);
-            assert.equal((await status(up.jobId)).currentStatus.datasetJobStatusName, 'Created');
-          }
-          const last = await slice(up.url, file, start, file.length - 1);
-          assert.equal(last.status, 200, last.text);
-          assert.deepEqual(JSON.parse(last.text), { datasetId: id, jobId: up.jobId, bytes: file.length });
-          const job = await completed(up.jobId);
-          assert.equal(job.currentStatus.logData?.rowsLoaded, 3000);
-          const records = await allRecords(h, id);
-          assert.equal(records.length, 3000);
-          assert.deepEqual(records[2999], { id: 3000, name: 'name-3000' });
-          // Asking again once complete answers 200; the slices are gone with the job.
-          assert.equal((await query(up.url, file.length)).status, 200);
-          assert.deepEqual(await h.objects.list(`datasets/${id}/uploads/${up.jobId}.slices/`), []);
-        },
-      );
+      void it('takes a file in slices: 308 with Range for each, 200 for the last, then loads it', async () => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        const file = csv(3000);
+        const up = await open(id);
+        assert.equal((await status(up.jobId)).uploadType, 'resumable');
+        const first = await query(up.url);
+        assert.equal(first.status, 308);
+        assert.equal(first.range, null, 'nothing persisted yet');
+        const size = 16 * 1024;
+        let start = 0;
+        for (; start + size < file.length; start += size) {
+          const r = await slice(up.url, file, start, start + size - 1);
+          assert.equal(r.status, 308, r.text);
+          assert.equal(r.range, `bytes=0-${start + size - 1}`);
+          assert.equal((await status(up.jobId)).currentStatus.datasetJobStatusName, 'Created');
+        }
+        const last = await slice(up.url, file, start, file.length - 1);
+        assert.equal(last.status, 200, last.text);
+        assert.deepEqual(JSON.parse(last.text), { datasetId: id, jobId: up.jobId, bytes: file.length });
+        const job = await completed(up.jobId);
+        assert.equal(job.currentStatus.logData?.rowsLoaded, 3000);
+        const records = await allRecords(h, id);
+        assert.equal(records.length, 3000);
+        assert.deepEqual(records[2999], { id: 3000, name: 'name-3000' });
+        // Asking again once complete answers 200; the slices are gone with the job.
+        assert.equal((await query(up.url, file.length)).status, 200);
+        assert.deepEqual(await h.services.objects.list(`datasets/${id}/uploads/${up.jobId}.slices/`), []);
+      });
 
-      void it(
-        'answers a gap or a repeat with the true Range and stores no byte twice',
-        { skip },
-        async () => {
-          const id = await h.defineDataset(PROPS, ['id']);
-          const file = csv(500);
-          const up = await open(id);
-          assert.equal((await slice(up.url, file, 0, 999)).range, 'bytes=0-999');
-          // A slice past the persisted prefix is not stored.
-          const gap = await slice(up.url, file, 2000, 2999);
-          assert.equal(gap.status, 308);
-          assert.equal(gap.range, 'bytes=0-999');
-          // A repeat of persisted bytes changes nothing; an overlapping retry adds only the new bytes.
-          assert.equal((await slice(up.url, file, 0, 999)).range, 'bytes=0-999');
-          assert.equal((await slice(up.url, file, 500, 1999)).range, 'bytes=0-1999');
-          const q = await query(up.url, file.length);
-          assert.equal(q.status, 308);
-          assert.equal(q.range, 'bytes=0-1999');
-          assert.equal((await slice(up.url, file, 2000, file.length - 1)).status, 200);
-          const job = await completed(up.jobId);
-          assert.equal(job.currentStatus.logData?.rowsRead, 500, 'no line read twice');
-          assert.equal((await allRecords(h, id)).length, 500);
-        },
-      );
+      void it('answers a gap or a repeat with the true Range and stores no byte twice', async () => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        const file = csv(500);
+        const up = await open(id);
+        assert.equal((await slice(up.url, file, 0, 999)).range, 'bytes=0-999');
+        // A slice past the persisted prefix is not stored.
+        const gap = await slice(up.url, file, 2000, 2999);
+        assert.equal(gap.status, 308);
+        assert.equal(gap.range, 'bytes=0-999');
+        // A repeat of persisted bytes changes nothing; an overlapping retry adds only the new bytes.
+        assert.equal((await slice(up.url, file, 0, 999)).range, 'bytes=0-999');
+        assert.equal((await slice(up.url, file, 500, 1999)).range, 'bytes=0-1999');
+        const q = await query(up.url, file.length);
+        assert.equal(q.status, 308);
+        assert.equal(q.range, 'bytes=0-1999');
+        assert.equal((await slice(up.url, file, 2000, file.length - 1)).status, 200);
+        const job = await completed(up.jobId);
+        assert.equal(job.currentStatus.logData?.rowsRead, 500, 'no line read twice');
+        assert.equal((await allRecords(h, id)).length, 500);
+      });
 
-      void it('survives a restart of the service between slices', { skip }, async () => {
+      void it('survives a restart of the service between slices', async () => {
         const id = await h.defineDataset(PROPS, ['id']);
         const file = csv(800);
         const up = await open(id);
@@ -177,7 +143,7 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         assert.equal((await allRecords(h, id)).length, 800);
       });
 
-      void it('takes slices of unknown total, ended by a status query naming it', { skip }, async () => {
+      void it('takes slices of unknown total, ended by a status query naming it', async () => {
         const id = await h.defineDataset(PROPS, ['id']);
         const file = csv(200);
         const up = await open(id);
@@ -188,127 +154,107 @@ for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
         assert.equal((await allRecords(h, id)).length, 200);
       });
 
-      void it(
-        'refuses slices that contradict their Content-Range, keeping what was persisted',
-        { skip },
-        async () => {
-          const id = await h.defineDataset(PROPS, ['id']);
-          const file = csv(100);
-          const up = await open(id);
-          assert.equal((await slice(up.url, file, 0, 99)).status, 308);
-          // The range promises more bytes than the body has.
-          const short = await send(
-            up.url,
-            { 'content-type': 'text/csv', 'content-range': `bytes 100-399/${file.length}` },
-            file.subarray(100, 200),
-          );
-          assert.equal(short.status, 400);
-          assert.ok('Content-Range' in (JSON.parse(short.text) as { errors: object }).errors);
-          // Another total than the one declared before; a malformed header.
-          assert.equal((await slice(up.url, file, 100, 199, file.length + 1)).status, 400);
-          assert.equal((await send(up.url, { 'content-range': 'bytes=0-10' }, Buffer.from('x'))).status, 400);
-          assert.equal((await query(up.url)).range, 'bytes=0-99');
-          assert.equal((await slice(up.url, file, 100, file.length - 1)).status, 200);
-          await completed(up.jobId);
-        },
-      );
+      void it('refuses slices that contradict their Content-Range, keeping what was persisted', async () => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        const file = csv(100);
+        const up = await open(id);
+        assert.equal((await slice(up.url, file, 0, 99)).status, 308);
+        // The range promises more bytes than the body has.
+        const short = await send(
+          up.url,
+          { 'content-type': 'text/csv', 'content-range': `bytes 100-399/${file.length}` },
+          file.subarray(100, 200),
+        );
+        assert.equal(short.status, 400);
+        assert.ok('Content-Range' in (JSON.parse(short.text) as { errors: object }).errors);
+        // Another total than the one declared before; a malformed header.
+        assert.equal((await slice(up.url, file, 100, 199, file.length + 1)).status, 400);
+        assert.equal((await send(up.url, { 'content-range': 'bytes=0-10' }, Buffer.from('x'))).status, 400);
+        assert.equal((await query(up.url)).range, 'bytes=0-99');
+        assert.equal((await slice(up.url, file, 100, file.length - 1)).status, 200);
+        await completed(up.jobId);
+      });
 
-      void it(
-        'expires an abandoned session: its job ends Expired and its slices are deleted',
-        { skip },
-        async () => {
-          const id = await h.defineDataset(PROPS, ['id']);
-          const file = csv(100);
-          const up = await open(id);
-          assert.equal((await slice(up.url, file, 0, 99)).status, 308);
-          const prefix = `datasets/${id}/uploads/${up.jobId}.slices/`;
-          assert.equal((await h.objects.list(prefix)).length, 1);
-          const deps = { db: h.service.database.db, objects: h.objects, records: null as never };
-          // In progress when the URL's hour ends: it may go on (each slice keeps it open an hour).
-          assert.equal(await expireUploads(deps, Date.now() + 30 * 60_000), 0);
-          assert.ok((await expireUploads(deps, Date.now() + 25 * 3600_000)) >= 1);
-          assert.equal((await status(up.jobId)).currentStatus.datasetJobStatusName, 'Expired');
-          assert.deepEqual(await h.objects.list(prefix), []);
-          const late = await slice(up.url, file, 100, file.length - 1);
-          assert.equal(late.status, 410);
-        },
-      );
+      void it('expires an abandoned session: its job ends Expired and its slices are deleted', async () => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        const file = csv(100);
+        const up = await open(id);
+        assert.equal((await slice(up.url, file, 0, 99)).status, 308);
+        const prefix = `datasets/${id}/uploads/${up.jobId}.slices/`;
+        assert.equal((await h.services.objects.list(prefix)).length, 1);
+        const deps = { db: h.database.db, objects: h.services.objects, records: null as never };
+        // In progress when the URL's hour ends: it may go on (each slice keeps it open an hour).
+        assert.equal(await expireUploads(deps, Date.now() + 30 * 60_000), 0);
+        assert.ok((await expireUploads(deps, Date.now() + 25 * 3600_000)) >= 1);
+        assert.equal((await status(up.jobId)).currentStatus.datasetJobStatusName, 'Expired');
+        assert.deepEqual(await h.services.objects.list(prefix), []);
+        const late = await slice(up.url, file, 100, file.length - 1);
+        assert.equal(late.status, 410);
+      });
 
-      void it(
-        'reads the file as the PUT’s Content-Type says, and records it on the job',
-        { skip },
-        async () => {
-          const id = await h.defineDataset(PROPS, ['id']);
-          // Asked for as CSV, sent as JSON: the client's code does exactly that.
-          const single = await singleUrl(id);
-          const json = Buffer.from(
-            JSON.stringify([
-              { id: 1, name: 'ann' },
-              { id: 2, name: 'bob' },
-            ]),
-          );
-          const put = await send(single.url, { 'content-type': 'application/json' }, json);
-          assert.equal(put.status, 200, put.text);
-          const job = await completed(single.jobId);
-          assert.equal(job.contentType, 'json');
-          // TSV in a resumable session; octet-stream leaves the declared format.
-          const up = await open(id, 'csv');
-          const tsv = Buffer.from('id\tname\n3\tcy\n');
-          const r = await send(
-            up.url,
-            {
-              'content-type': 'text/tab-separated-values',
-              'content-range': `bytes 0-${tsv.length - 1}/${tsv.length}`,
-            },
-            tsv,
-          );
-          assert.equal(r.status, 200, r.text);
-          const tsvJob = await completed(up.jobId);
-          assert.equal(tsvJob.contentType, 'tsv');
-          assert.deepEqual(await allRecords(h, id), [{ id: 3, name: 'cy' }]);
-        },
-      );
+      void it('reads the file as the PUT’s Content-Type says, and records it on the job', async () => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        // Asked for as CSV, sent as JSON: the client's code does exactly that.
+        const single = await requestUpload(h, id);
+        const json = Buffer.from(
+          JSON.stringify([
+            { id: 1, name: 'ann' },
+            { id: 2, name: 'bob' },
+          ]),
+        );
+        const put = await send(single.url, { 'content-type': 'application/json' }, json);
+        assert.equal(put.status, 200, put.text);
+        const job = await completed(single.jobId);
+        assert.equal(job.contentType, 'json');
+        // TSV in a resumable session; octet-stream leaves the declared format.
+        const up = await open(id, 'csv');
+        const tsv = Buffer.from('id\tname\n3\tcy\n');
+        const r = await send(
+          up.url,
+          {
+            'content-type': 'text/tab-separated-values',
+            'content-range': `bytes 0-${tsv.length - 1}/${tsv.length}`,
+          },
+          tsv,
+        );
+        assert.equal(r.status, 200, r.text);
+        const tsvJob = await completed(up.jobId);
+        assert.equal(tsvJob.contentType, 'tsv');
+        assert.deepEqual(await allRecords(h, id), [{ id: 3, name: 'cy' }]);
+      });
 
-      void it(
-        'refuses a partial Content-Range on a single-request URL and stores nothing',
-        { skip },
-        async () => {
-          const id = await h.defineDataset(PROPS, ['id']);
-          const file = csv(50);
-          const res = await singleUrl(id);
-          const part = await slice(res.url, file, 0, 99);
-          assert.equal(part.status, 400);
-          const problem = JSON.parse(part.text) as { errors: Record<string, string[]>; detail: string };
-          assert.ok('Content-Range' in problem.errors, part.text);
-          assert.match(problem.detail, /type=resumable/);
-          assert.equal((await status(res.jobId)).currentStatus.datasetJobStatusName, 'Created');
-          assert.equal(await h.objects.head(`datasets/${id}/uploads/${res.jobId}`), null);
-          // The whole file with a Content-Range that says so is taken.
-          const whole = await slice(res.url, file, 0, file.length - 1);
-          assert.equal(whole.status, 200, whole.text);
-          await completed(res.jobId);
-          assert.equal((await allRecords(h, id)).length, 50);
-        },
-      );
+      void it('refuses a partial Content-Range on a single-request URL and stores nothing', async () => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        const file = csv(50);
+        const res = await requestUpload(h, id);
+        const part = await slice(res.url, file, 0, 99);
+        assert.equal(part.status, 400);
+        const problem = JSON.parse(part.text) as { errors: Record<string, string[]>; detail: string };
+        assert.ok('Content-Range' in problem.errors, part.text);
+        assert.match(problem.detail, /type=resumable/);
+        assert.equal((await status(res.jobId)).currentStatus.datasetJobStatusName, 'Created');
+        assert.equal(await h.services.objects.head(`datasets/${id}/uploads/${res.jobId}`), null);
+        // The whole file with a Content-Range that says so is taken.
+        const whole = await slice(res.url, file, 0, file.length - 1);
+        assert.equal(whole.status, 200, whole.text);
+        await completed(res.jobId);
+        assert.equal((await allRecords(h, id)).length, 50);
+      });
 
-      void it(
-        'serves records:retrieve links to a client that attaches its bearer token',
-        { skip },
-        async () => {
-          const id = await h.defineDataset(PROPS, ['id']);
-          const res = await singleUrl(id);
-          assert.equal((await send(res.url, { 'content-type': 'text/csv' }, csv(3))).status, 200);
-          await h.waitForJob(res.jobId);
-          const link = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
-            contentType: 'csv',
-          });
-          const download = await fetch(link.json.url, {
-            headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' },
-          });
-          assert.equal(download.status, 200);
-          assert.equal(await download.text(), 'id,name\r\n1,name-1\r\n2,name-2\r\n3,name-3\r\n');
-        },
-      );
+      void it('serves records:retrieve links to a client that attaches its bearer token', async () => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        const res = await requestUpload(h, id);
+        assert.equal((await send(res.url, { 'content-type': 'text/csv' }, csv(3))).status, 200);
+        await h.waitForJob(res.jobId);
+        const link = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
+          contentType: 'csv',
+        });
+        const download = await fetch(link.json.url, {
+          headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' },
+        });
+        assert.equal(download.status, 200);
+        assert.equal(await download.text(), 'id,name\r\n1,name-1\r\n2,name-2\r\n3,name-3\r\n');
+      });
     });
   }
-}
+});

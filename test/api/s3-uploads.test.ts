@@ -1,174 +1,143 @@
 // STORAGE=s3 through the public interface, against an S3-compatible server (s3rver): presigned
 // upload URLs PUT to by a plain HTTP client, arrival noticed by polling, the size limit, presigned
 // downloads of records:retrieve, and a deleted dataset's files going too.
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startS3, type TestS3 } from '../support/s3-server.js';
-import { postgresSkip, startHarness, type Dialect, type Harness } from '../support/load-harness.js';
-import { allRecords } from '../support/load-helpers.js';
+import { forEachDatabase } from '../support/databases.js';
+import { startFixtureOnS3, type S3Fixture } from '../support/fixture.js';
+import { allRecords, putFile, requestUpload } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
   { name: 'name', type: 'string' },
 ];
 
-for (const dialect of ['sqlite', 'postgres'] as Dialect[]) {
-  void describe(`S3 storage, polling (${dialect})`, async () => {
-    const skip = dialect === 'postgres' ? await postgresSkip() : false;
-    let s3: TestS3;
-    let h: Harness;
-    before(async () => {
-      if (skip !== false) return;
-      s3 = await startS3();
-      h = await startHarness(dialect, {
-        ...s3.env,
-        S3_TRANSFERS: 'direct',
-        S3_POLL_MS: '100',
-        UPLOAD_MAX_BYTES: '1000',
-      });
-    });
-    after(async () => {
-      if (skip !== false) return;
-      // Whatever failed to start, the S3 server's child process must not outlive the file.
-      try {
-        await (h as Harness | undefined)?.close();
-      } finally {
-        await (s3 as TestS3 | undefined)?.close();
-      }
-    });
-
-    const newUpload = async (id: string, mode = 'create') => {
-      const res = await h.api<{ url: string; jobId: string; datasetId: string }>(
-        'POST',
-        `/datasets/${id}/uploadUrl?mode=${mode}`,
-        { contentType: 'csv' },
-      );
-      assert.equal(res.status, 202, res.text);
-      return res.json;
-    };
-    const put = (url: string, body: string) =>
-      fetch(url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body });
-
-    void it('hands out the store’s presigned URL; a PUT to it is noticed and loaded', { skip }, async () => {
-      const id = await h.defineDataset(PROPS, ['id']);
-      const up = await newUpload(id);
-      const url = new URL(up.url);
-      assert.equal(url.origin, s3.endpoint);
-      assert.equal(url.pathname, `/${s3.bucket}/datasets/${id}/uploads/${up.jobId}`);
-      assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
-      assert.ok(url.searchParams.has('X-Amz-Signature'));
-      const created = await h.api<{ currentStatus: { datasetJobStatusName: string } }>(
-        'GET',
-        `/datasets/jobs/${up.jobId}`,
-      );
-      assert.equal(created.json.currentStatus.datasetJobStatusName, 'Created');
-
-      const body = 'id,name\n1,ada\n2,bob\n2,bea\n';
-      const res = await put(up.url, body);
-      assert.equal(res.status, 200);
-      const job = await h.waitForJob(up.jobId);
-      assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job));
-      assert.equal(job.currentStatus.logData?.rowsLoaded, 2);
-      assert.equal(job.currentStatus.logData?.duplicatesCollapsed, 1);
-      assert.deepEqual(await allRecords(h, id), [
-        { id: 1, name: 'ada' },
-        { id: 2, name: 'bea' },
-      ]);
-      const logs = await h.api<{ data: { datasetJobStatusName: string; logData: { message: string } }[] }>(
-        'GET',
-        `/datasets/jobs/${up.jobId}/logs`,
-      );
-      const names = logs.json.data.map((l) => l.datasetJobStatusName);
-      assert.deepEqual(
-        names.filter((n) => n === 'Queued'),
-        ['Queued'],
-        names.join(','),
-      );
-      assert.match(
-        logs.json.data.find((l) => l.datasetJobStatusName === 'Queued')?.logData.message ?? '',
-        new RegExp(`File received \\(${body.length} bytes, read as csv\\)`),
-      );
-      // The uploaded file is deleted once its job ended.
-      assert.equal(await h.objects.head(`datasets/${id}/uploads/${up.jobId}`), null);
-    });
-
-    void it('has no notification webhook without S3_NOTIFICATION_TOKEN', { skip }, async () => {
-      const res = await fetch(`${h.baseUrl}/api/v1/storage/notifications`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"Records":[]}',
-      });
-      assert.equal(res.status, 404);
-    });
-
-    void it(
-      'fails a job whose file is larger than UPLOAD_MAX_BYTES and deletes the file',
-      { skip },
-      async () => {
-        const id = await h.defineDataset(PROPS, ['id']);
-        const up = await newUpload(id);
-        const body = `id,name\n${Array.from({ length: 200 }, (_, i) => `${i},name${i}`).join('\n')}\n`;
-        assert.ok(body.length > 1000);
-        assert.equal((await put(up.url, body)).status, 200);
-        const job = await h.waitForJob(up.jobId);
-        assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
-        assert.match(job.currentStatus.logData?.message ?? '', /larger than the limit of 1000 bytes/);
-        assert.equal(await h.objects.head(`datasets/${id}/uploads/${up.jobId}`), null);
-        assert.deepEqual(await allRecords(h, id), []);
-      },
-    );
-
-    void it('records:retrieve answers the store’s presigned GET URL to the export', { skip }, async () => {
-      const id = await h.defineDataset(PROPS, ['id']);
-      const up = await newUpload(id);
-      await put(up.url, 'id,name\n1,"a, b"\n2,c\n');
-      assert.equal((await h.waitForJob(up.jobId)).currentStatus.datasetJobStatusName, 'Completed');
-      const csv = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
-        contentType: 'csv',
-      });
-      assert.equal(csv.status, 200, csv.text);
-      const url = new URL(csv.json.url);
-      assert.equal(url.origin, s3.endpoint);
-      assert.match(url.pathname, new RegExp(`^/${s3.bucket}/datasets/${id}/exports/\\d+\\.csv$`));
-      assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
-      const got = await fetch(csv.json.url);
-      assert.equal(got.status, 200);
-      assert.equal(await got.text(), 'id,name\r\n1,"a, b"\r\n2,c\r\n');
-      const json = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
-        contentType: 'json',
-      });
-      const lines = (await (await fetch(json.json.url)).text()).trim().split('\n');
-      assert.deepEqual(
-        lines.map((l) => JSON.parse(l)),
-        [
-          { id: 1, name: 'a, b' },
-          { id: 2, name: 'c' },
-        ],
-      );
-    });
-
-    void it('deleting a dataset deletes its files in the bucket, and no one else’s', { skip }, async () => {
-      const keep = await h.defineDataset(PROPS, ['id']);
-      const keepUp = await newUpload(keep);
-      await put(keepUp.url, 'id,name\n9,z\n');
-      await h.waitForJob(keepUp.jobId);
-      await h.api('POST', `/datasets/${keep}/records:retrieve`, { contentType: 'csv' });
-
-      const id = await h.defineDataset(PROPS, ['id']);
-      const up = await newUpload(id);
-      await put(up.url, 'id,name\n1,a\n');
-      await h.waitForJob(up.jobId);
-      await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'csv' });
-      await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'json' });
-      // Two exports remain (the upload's file went when its job ended; the pending URL has none yet).
-      const pending = await newUpload(id, 'replace');
-      assert.equal((await h.objects.list(`datasets/${id}/`)).length, 2);
-      const del = await h.api('DELETE', `/datasets/${id}`);
-      assert.equal(del.status, 204, del.text);
-      assert.deepEqual(await h.objects.list(`datasets/${id}/`), []);
-      assert.equal((await h.objects.list(`datasets/${keep}/`)).length, 1);
-      const gone = await h.api('GET', `/datasets/jobs/${pending.jobId}`);
-      assert.equal(gone.status, 404);
+await forEachDatabase('S3 storage, polling', (target) => {
+  let h: S3Fixture;
+  before(async () => {
+    h = await startFixtureOnS3(target, {
+      S3_TRANSFERS: 'direct',
+      S3_POLL_MS: '100',
+      UPLOAD_MAX_BYTES: '1000',
     });
   });
-}
+  after(() => h.close());
+
+  void it('hands out the store’s presigned URL; a PUT to it is noticed and loaded', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const up = await requestUpload(h, id);
+    const url = new URL(up.url);
+    assert.equal(url.origin, h.s3.endpoint);
+    assert.equal(url.pathname, `/${h.s3.bucket}/datasets/${id}/uploads/${up.jobId}`);
+    assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
+    assert.ok(url.searchParams.has('X-Amz-Signature'));
+    const created = await h.api<{ currentStatus: { datasetJobStatusName: string } }>(
+      'GET',
+      `/datasets/jobs/${up.jobId}`,
+    );
+    assert.equal(created.json.currentStatus.datasetJobStatusName, 'Created');
+
+    const body = 'id,name\n1,ada\n2,bob\n2,bea\n';
+    const res = await putFile(up.url, body);
+    assert.equal(res.status, 200);
+    const job = await h.waitForJob(up.jobId);
+    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job));
+    assert.equal(job.currentStatus.logData?.rowsLoaded, 2);
+    assert.equal(job.currentStatus.logData?.duplicatesCollapsed, 1);
+    assert.deepEqual(await allRecords(h, id), [
+      { id: 1, name: 'ada' },
+      { id: 2, name: 'bea' },
+    ]);
+    const logs = await h.api<{ data: { datasetJobStatusName: string; logData: { message: string } }[] }>(
+      'GET',
+      `/datasets/jobs/${up.jobId}/logs`,
+    );
+    const names = logs.json.data.map((l) => l.datasetJobStatusName);
+    assert.deepEqual(
+      names.filter((n) => n === 'Queued'),
+      ['Queued'],
+      names.join(','),
+    );
+    assert.match(
+      logs.json.data.find((l) => l.datasetJobStatusName === 'Queued')?.logData.message ?? '',
+      new RegExp(`File received \\(${body.length} bytes, read as csv\\)`),
+    );
+    // The uploaded file is deleted once its job ended.
+    assert.equal(await h.services.objects.head(`datasets/${id}/uploads/${up.jobId}`), null);
+  });
+
+  void it('has no notification webhook without S3_NOTIFICATION_TOKEN', async () => {
+    const res = await fetch(`${h.baseUrl}/api/v1/storage/notifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"Records":[]}',
+    });
+    assert.equal(res.status, 404);
+  });
+
+  void it('fails a job whose file is larger than UPLOAD_MAX_BYTES and deletes the file', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const up = await requestUpload(h, id);
+    const body = `id,name\n${Array.from({ length: 200 }, (_, i) => `${i},name${i}`).join('\n')}\n`;
+    assert.ok(body.length > 1000);
+    assert.equal((await putFile(up.url, body)).status, 200);
+    const job = await h.waitForJob(up.jobId);
+    assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.match(job.currentStatus.logData?.message ?? '', /larger than the limit of 1000 bytes/);
+    assert.equal(await h.services.objects.head(`datasets/${id}/uploads/${up.jobId}`), null);
+    assert.deepEqual(await allRecords(h, id), []);
+  });
+
+  void it('records:retrieve answers the store’s presigned GET URL to the export', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const up = await requestUpload(h, id);
+    await putFile(up.url, 'id,name\n1,"a, b"\n2,c\n');
+    assert.equal((await h.waitForJob(up.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    const csv = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
+      contentType: 'csv',
+    });
+    assert.equal(csv.status, 200, csv.text);
+    const url = new URL(csv.json.url);
+    assert.equal(url.origin, h.s3.endpoint);
+    assert.match(url.pathname, new RegExp(`^/${h.s3.bucket}/datasets/${id}/exports/\\d+\\.csv$`));
+    assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
+    const got = await fetch(csv.json.url);
+    assert.equal(got.status, 200);
+    assert.equal(await got.text(), 'id,name\r\n1,"a, b"\r\n2,c\r\n');
+    const json = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
+      contentType: 'json',
+    });
+    const lines = (await (await fetch(json.json.url)).text()).trim().split('\n');
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(l)),
+      [
+        { id: 1, name: 'a, b' },
+        { id: 2, name: 'c' },
+      ],
+    );
+  });
+
+  void it('deleting a dataset deletes its files in the bucket, and no one else’s', async () => {
+    const keep = await h.defineDataset(PROPS, ['id']);
+    const keepUp = await requestUpload(h, keep);
+    await putFile(keepUp.url, 'id,name\n9,z\n');
+    await h.waitForJob(keepUp.jobId);
+    await h.api('POST', `/datasets/${keep}/records:retrieve`, { contentType: 'csv' });
+
+    const id = await h.defineDataset(PROPS, ['id']);
+    const up = await requestUpload(h, id);
+    await putFile(up.url, 'id,name\n1,a\n');
+    await h.waitForJob(up.jobId);
+    await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'csv' });
+    await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'json' });
+    // Two exports remain (the upload's file went when its job ended; the pending URL has none yet).
+    const pending = await requestUpload(h, id, { mode: 'replace' });
+    assert.equal((await h.services.objects.list(`datasets/${id}/`)).length, 2);
+    const del = await h.api('DELETE', `/datasets/${id}`);
+    assert.equal(del.status, 204, del.text);
+    assert.deepEqual(await h.services.objects.list(`datasets/${id}/`), []);
+    assert.equal((await h.services.objects.list(`datasets/${keep}/`)).length, 1);
+    const gone = await h.api('GET', `/datasets/jobs/${pending.jobId}`);
+    assert.equal(gone.status, 404);
+  });
+});

@@ -6,183 +6,164 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { databaseTargets, type IsolatedDatabase } from '../support/databases.js';
-import { buildApp } from '../../src/http/app.js';
-import { createServices } from '../../src/runtime/services.js';
-import { loadConfig } from '../../src/config.js';
+import { forEachDatabase } from '../support/databases.js';
+import { startFixture, type Fixture } from '../support/fixture.js';
 
 const run = promisify(execFile);
 const BIN = join(process.cwd(), 'bin', 'dx.js');
 
-/** The DATABASE_URL a child process needs to reach the isolated database (schema included). */
-function childUrl(iso: IsolatedDatabase): string {
-  return iso.schema === null
-    ? iso.url
-    : `${iso.url}?options=${encodeURIComponent(`-c search_path=${iso.schema}`)}`;
-}
+await forEachDatabase('dx CLI', (target) => {
+  // The CLI works on the database and files of a service that answers the API over them.
+  let service: Fixture;
+  let env: NodeJS.ProcessEnv;
+  const dx = async (...args: string[]) => run(process.execPath, [BIN, ...args], { env });
+  const dxJson = async <T>(...args: string[]): Promise<T> =>
+    JSON.parse((await dx(...args, '--json')).stdout) as T;
 
-for (const target of await databaseTargets()) {
-  describe(`dx CLI (${target.name})`, { skip: target.skip ?? false }, () => {
-    let iso: IsolatedDatabase;
-    let env: NodeJS.ProcessEnv;
-    const dx = async (...args: string[]) => run(process.execPath, [BIN, ...args], { env });
-    const dxJson = async <T>(...args: string[]): Promise<T> =>
-      JSON.parse((await dx(...args, '--json')).stdout) as T;
-
-    before(async () => {
-      iso = await target.create();
-      env = { ...process.env, DATA_DIR: iso.dataDir, DATABASE_URL: childUrl(iso), LOG_LEVEL: 'silent' };
-    });
-    after(() => iso.dispose());
-
-    test('every command has --help', async () => {
-      const commands = [
-        [],
-        ['serve'],
-        ['migrate'],
-        ['apps'],
-        ['apps', 'create'],
-        ['apps', 'list'],
-        ['apps', 'keys'],
-        ['apps', 'keys', 'add'],
-        ['apps', 'keys', 'list'],
-        ['apps', 'keys', 'revoke'],
-        ['workspaces', 'create'],
-        ['workspaces', 'list'],
-        ['workspaces', 'rotate-key'],
-        ['installations', 'create'],
-        ['installations', 'list'],
-        ['installations', 'remove'],
-        ['token'],
-      ];
-      for (const c of commands) {
-        const { stdout } = await dx(...c, '--help');
-        assert.match(stdout, /^Usage: dx/m, c.join(' '));
-      }
-    });
-
-    test('onboarding end to end: app, workspace, installation, JWT accepted by the API', async () => {
-      const keyFile = join(iso.dataDir, 'app.pem');
-      const app = await dxJson<{
-        platformAppId: string;
-        kid: string;
-        workspaceId: number;
-        installationId: number;
-        workspaceKey: string;
-      }>('apps', 'create', '--name', 'CLI App', '--key-out', keyFile);
-      assert.match(app.platformAppId, /^[0-9a-f-]{36}$/);
-      assert.match(app.workspaceKey, /^wsk_/);
-      const ws = await dxJson<{ workspaceId: number; workspaceKey: string }>(
-        'workspaces',
-        'create',
-        '--name',
-        'Campaign',
-      );
-      const inst = await dxJson<{ installationId: number; workspaceId: number }>(
-        'installations',
-        'create',
-        '--app',
-        app.platformAppId,
-        '--workspace',
-        String(ws.workspaceId),
-      );
-      assert.equal(inst.workspaceId, ws.workspaceId);
-      const listed = await dxJson<{ installationId: number }[]>(
-        'installations',
-        'list',
-        '--app',
-        app.platformAppId,
-      );
-      assert.deepEqual(
-        listed.map((i) => i.installationId).sort(),
-        [app.installationId, inst.installationId].sort(),
-      );
-
-      // The minted JWT is accepted by a server on the same database.
-      const jwt = (
-        await dx('token', '--app', app.platformAppId, '--key', keyFile, '--kid', app.kid)
-      ).stdout.trim();
-      const config = loadConfig({ DATA_DIR: iso.dataDir, DATABASE_URL: iso.url, LOG_LEVEL: 'silent' });
-      const server = await buildApp(config, createServices(config, iso.database), { logger: false });
-      try {
-        const res = await server.inject({
-          url: '/api/v1/apps/me/installations',
-          headers: { authorization: `Bearer ${jwt}` },
-        });
-        assert.equal(res.statusCode, 200);
-        assert.equal(res.json().metadata.count, 2);
-      } finally {
-        await server.close();
-      }
-
-      const removed = await dxJson<{ removed: boolean }>(
-        'installations',
-        'remove',
-        String(inst.installationId),
-      );
-      assert.equal(removed.removed, true);
-      const rotated = await dxJson<{ workspaceKey: string }>(
-        'workspaces',
-        'rotate-key',
-        String(ws.workspaceId),
-      );
-      assert.notEqual(rotated.workspaceKey, ws.workspaceKey);
-    });
-
-    test('keys: add, list, revoke', async () => {
-      const app = await dxJson<{ platformAppId: string; kid: string }>(
-        'apps',
-        'create',
-        '--name',
-        'Keys',
-        '--alg',
-        'ES256',
-        '--key-out',
-        join(iso.dataDir, 'k.pem'),
-      );
-      const added = await dxJson<{ kid: string; privateKeyPem: string }>(
-        'apps',
-        'keys',
-        'add',
-        app.platformAppId,
-      );
-      assert.match(added.privateKeyPem, /BEGIN PRIVATE KEY/);
-      await dx('apps', 'keys', 'revoke', app.platformAppId, app.kid);
-      const keys = await dxJson<{ kid: string; dateRevoked: string | null }[]>(
-        'apps',
-        'keys',
-        'list',
-        app.platformAppId,
-      );
-      assert.equal(keys.length, 2);
-      assert.notEqual(keys.find((k) => k.kid === app.kid)?.dateRevoked, null);
-      assert.equal(keys.find((k) => k.kid === added.kid)?.dateRevoked, null);
-    });
-
-    test('mistakes exit non-zero with one clear message', async () => {
-      await assert.rejects(
-        dx('installations', 'remove', '999999'),
-        (err: { code: number; stderr: string }) => {
-          assert.equal(err.code, 1);
-          assert.match(err.stderr, /Installation 999999 does not exist/);
-          return true;
-        },
-      );
-      await assert.rejects(dx('workspaces', 'rotate-key', 'abc'), /workspaceId must be a positive integer/);
-      await assert.rejects(dx('apps', 'create'), /required option '--name <name>'/);
-      await assert.rejects(
-        run(process.execPath, [BIN, 'migrate'], {
-          env: { ...env, API_PORT: 'eighty', DATABASE_URL: 'mysql://x' },
-        }),
-        (err: { stderr: string }) => {
-          assert.match(err.stderr, /API_PORT/);
-          assert.match(err.stderr, /DATABASE_URL/);
-          return true;
-        },
-      );
-    });
+  before(async () => {
+    service = await startFixture(target, { ROLES: 'api' });
+    env = { ...process.env, ...service.processEnv, LOG_LEVEL: 'silent' };
   });
-}
+  after(() => service.close());
+
+  test('every command has --help', async () => {
+    const commands = [
+      [],
+      ['serve'],
+      ['migrate'],
+      ['apps'],
+      ['apps', 'create'],
+      ['apps', 'list'],
+      ['apps', 'keys'],
+      ['apps', 'keys', 'add'],
+      ['apps', 'keys', 'list'],
+      ['apps', 'keys', 'revoke'],
+      ['workspaces', 'create'],
+      ['workspaces', 'list'],
+      ['workspaces', 'rotate-key'],
+      ['installations', 'create'],
+      ['installations', 'list'],
+      ['installations', 'remove'],
+      ['token'],
+    ];
+    for (const c of commands) {
+      const { stdout } = await dx(...c, '--help');
+      assert.match(stdout, /^Usage: dx/m, c.join(' '));
+    }
+  });
+
+  test('onboarding end to end: app, workspace, installation, JWT accepted by the API', async () => {
+    const keyFile = join(service.config.dataDir, 'app.pem');
+    const app = await dxJson<{
+      platformAppId: string;
+      kid: string;
+      workspaceId: number;
+      installationId: number;
+      workspaceKey: string;
+    }>('apps', 'create', '--name', 'CLI App', '--key-out', keyFile);
+    assert.match(app.platformAppId, /^[0-9a-f-]{36}$/);
+    assert.match(app.workspaceKey, /^wsk_/);
+    const ws = await dxJson<{ workspaceId: number; workspaceKey: string }>(
+      'workspaces',
+      'create',
+      '--name',
+      'Campaign',
+    );
+    const inst = await dxJson<{ installationId: number; workspaceId: number }>(
+      'installations',
+      'create',
+      '--app',
+      app.platformAppId,
+      '--workspace',
+      String(ws.workspaceId),
+    );
+    assert.equal(inst.workspaceId, ws.workspaceId);
+    const listed = await dxJson<{ installationId: number }[]>(
+      'installations',
+      'list',
+      '--app',
+      app.platformAppId,
+    );
+    assert.deepEqual(
+      listed.map((i) => i.installationId).sort(),
+      [app.installationId, inst.installationId].sort(),
+    );
+
+    // The minted JWT is accepted by a server on the same database.
+    const jwt = (
+      await dx('token', '--app', app.platformAppId, '--key', keyFile, '--kid', app.kid)
+    ).stdout.trim();
+    const res = await service.app.inject({
+      url: '/api/v1/apps/me/installations',
+      headers: { authorization: `Bearer ${jwt}` },
+    });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().metadata.count, 2);
+
+    const removed = await dxJson<{ removed: boolean }>(
+      'installations',
+      'remove',
+      String(inst.installationId),
+    );
+    assert.equal(removed.removed, true);
+    const rotated = await dxJson<{ workspaceKey: string }>(
+      'workspaces',
+      'rotate-key',
+      String(ws.workspaceId),
+    );
+    assert.notEqual(rotated.workspaceKey, ws.workspaceKey);
+  });
+
+  test('keys: add, list, revoke', async () => {
+    const app = await dxJson<{ platformAppId: string; kid: string }>(
+      'apps',
+      'create',
+      '--name',
+      'Keys',
+      '--alg',
+      'ES256',
+      '--key-out',
+      join(service.config.dataDir, 'k.pem'),
+    );
+    const added = await dxJson<{ kid: string; privateKeyPem: string }>(
+      'apps',
+      'keys',
+      'add',
+      app.platformAppId,
+    );
+    assert.match(added.privateKeyPem, /BEGIN PRIVATE KEY/);
+    await dx('apps', 'keys', 'revoke', app.platformAppId, app.kid);
+    const keys = await dxJson<{ kid: string; dateRevoked: string | null }[]>(
+      'apps',
+      'keys',
+      'list',
+      app.platformAppId,
+    );
+    assert.equal(keys.length, 2);
+    assert.notEqual(keys.find((k) => k.kid === app.kid)?.dateRevoked, null);
+    assert.equal(keys.find((k) => k.kid === added.kid)?.dateRevoked, null);
+  });
+
+  test('mistakes exit non-zero with one clear message', async () => {
+    await assert.rejects(dx('installations', 'remove', '999999'), (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(err.stderr, /Installation 999999 does not exist/);
+      return true;
+    });
+    await assert.rejects(dx('workspaces', 'rotate-key', 'abc'), /workspaceId must be a positive integer/);
+    await assert.rejects(dx('apps', 'create'), /required option '--name <name>'/);
+    await assert.rejects(
+      run(process.execPath, [BIN, 'migrate'], {
+        env: { ...env, API_PORT: 'eighty', DATABASE_URL: 'mysql://x' },
+      }),
+      (err: { stderr: string }) => {
+        assert.match(err.stderr, /API_PORT/);
+        assert.match(err.stderr, /DATABASE_URL/);
+        return true;
+      },
+    );
+  });
+});
 
 describe('dx files on disk', () => {
   test('DATA_DIR is made 0700 and the SQLite files 0600, whatever the umask', async () => {

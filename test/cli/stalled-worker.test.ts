@@ -2,36 +2,32 @@
 // second worker process takes the job over, then resumes (SIGCONT). The job must still complete
 // once with all its rows, the stalled worker must give up without touching the other's work or
 // crashing, and only the committed table may remain. Each test runs one stack with fresh workers.
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { afterEach, beforeEach, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { postgresSkip } from '../support/load-harness.js';
+import { onDatabase } from '../support/databases.js';
 import { eventually, startScaleOutStack, type ScaleOutStack } from '../support/scale-out.js';
 import { startSlowCsvServer, type SlowCsvServer } from '../support/workers.js';
 import { stagingTableName } from '../../src/storage/records/index.js';
 
 const ROWS = 3000;
-const skip = await postgresSkip();
-
-void describe('a stalled worker loses its lease to another worker process', () => {
+await onDatabase('postgres', 'a stalled worker loses its lease to another worker process', (target) => {
   let stack: ScaleOutStack;
   let slow: SlowCsvServer;
   beforeEach(async () => {
-    if (skip !== false) return;
-    stack = await startScaleOutStack();
+    stack = await startScaleOutStack(target);
     // Six seconds per file: long enough to freeze a worker in the middle of it.
     slow = await startSlowCsvServer(ROWS, 6000);
   });
   afterEach(async () => {
-    if (skip !== false) return;
     await stack.close();
     await slow.close();
   });
 
   // Frozen right after the claim (before its staging table exists), or while its COPY is open.
   for (const freeze of ['on claiming the job', 'while it copies rows'] as const) {
-    it(`when frozen ${freeze}, the job still completes once`, { skip, timeout: 240_000 }, async () => {
+    it(`when frozen ${freeze}, the job still completes once`, { timeout: 240_000 }, async () => {
       const { h } = stack;
-      const db = h.service.database.db;
+      const db = h.database.db;
       const props = [
         { name: 'id', type: 'integer' },
         { name: 'name', type: 'string' },
@@ -54,7 +50,9 @@ void describe('a stalled worker loses its lease to another worker process', () =
       assert.ok(await eventually(ownedBy(stalled.pid)), 'the first worker never claimed the job');
       if (freeze === 'while it copies rows') {
         const firstTable = stagingTableName(datasetId, jobId, 1);
-        assert.ok(await eventually(async () => (await h.records.listTables(datasetId)).includes(firstTable)));
+        assert.ok(
+          await eventually(async () => (await h.services.records.listTables(datasetId)).includes(firstTable)),
+        );
         await new Promise((r) => setTimeout(r, 300));
       }
       stalled.kill('SIGSTOP');
@@ -92,7 +90,10 @@ void describe('a stalled worker loses its lease to another worker process', () =
           .executeTakeFirstOrThrow()
       ).records_table;
       let tables: string[] = [];
-      await eventually(async () => (tables = await h.records.listTables(datasetId)).length === 1, 10_000);
+      await eventually(
+        async () => (tables = await h.services.records.listTables(datasetId)).length === 1,
+        10_000,
+      );
       assert.deepEqual(tables, [current]);
       // ... lived through it, and still shuts down cleanly.
       stalled.kill('SIGTERM');

@@ -1,20 +1,21 @@
 // `dx upload` spawned as a user runs it, against a listening service (api + worker).
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startHarness, type Harness } from '../support/load-harness.js';
+import { onDatabase } from '../support/databases.js';
+import { startFixture, type Fixture } from '../support/fixture.js';
 
 const run = promisify(execFile);
 const BIN = join(process.cwd(), 'bin', 'dx.js');
 
 // The command talks HTTP only, so one database suffices; the loading suites cover both engines.
-void describe('dx upload', () => {
-  let h: Harness;
+await onDatabase('sqlite', 'dx upload', (target) => {
+  let h: Fixture;
   before(async () => {
-    h = await startHarness('sqlite');
+    h = await startFixture(target);
   });
   after(() => h.close());
 

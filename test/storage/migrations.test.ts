@@ -1,6 +1,6 @@
 // The migration runner: once each, safe for concurrent starters, unaffected by tables that other
 // work creates and drops while it runs.
-import { after, describe, it } from 'node:test';
+import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,11 +8,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/storage/db/database.js';
 import { LEDGER_TABLE, MIGRATIONS, migrateToLatest } from '../../src/storage/db/migrate.js';
-import { POSTGRES_URL, databaseTargets } from '../support/databases.js';
+import { POSTGRES_URL, dropPostgresSchema, forEachDatabase, postgresUrlIn } from '../support/databases.js';
 
 const ALL = Object.keys(MIGRATIONS).sort();
 const run = promisify(execFile);
@@ -39,13 +38,10 @@ async function freshHandles(kind: 'sqlite' | 'postgres', count: number) {
     handles.push(await openDatabase(POSTGRES_URL, { schema, maxConnections: 2 }));
   return {
     handles,
-    url: `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    url: postgresUrlIn(schema),
     dispose: async () => {
       await Promise.all(handles.map((h) => h.close()));
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`drop schema if exists "${schema}" cascade`);
-      await admin.end();
+      await dropPostgresSchema(schema);
     },
   };
 }
@@ -57,61 +53,59 @@ async function ledger(database: Database): Promise<string[]> {
   return rows.map((r) => r.name);
 }
 
-for (const target of await databaseTargets()) {
-  void describe(`migrations (${target.name})`, { skip: target.skip ?? false }, () => {
-    const disposers: (() => Promise<void>)[] = [];
-    after(async () => {
-      for (const d of disposers) await d();
-    });
-
-    void it('applies every migration once, in order, and nothing on a second run', async () => {
-      const { handles, dispose } = await freshHandles(target.name, 1);
-      disposers.push(dispose);
-      const [db] = handles as [Database];
-      assert.deepEqual(await migrateToLatest(db), ALL);
-      assert.deepEqual(await migrateToLatest(db), []);
-      assert.deepEqual(await ledger(db), ALL);
-      // The schema is really there: a table of the last migration answers.
-      await sql`select count(*) from dataset_jobs`.execute(db.db);
-    });
-
-    void it('concurrent starters (dx migrate processes) apply each migration exactly once between them', async () => {
-      const { handles, url, dispose } = await freshHandles(target.name, 1);
-      disposers.push(dispose);
-      const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' };
-      const outputs = await Promise.all(
-        Array.from({ length: 4 }, () => run(process.execPath, [BIN, 'migrate', '--json'], { env })),
-      );
-      const applied = outputs.map((o) => (JSON.parse(o.stdout) as { applied: string[] }).applied);
-      assert.deepEqual(applied.flat().sort(), ALL);
-      assert.deepEqual(await ledger(handles[0]!), ALL);
-    });
-
-    // PostgreSQL only: there, a catalogue scan that resolves tables by name failed when another
-    // session dropped one mid-scan. SQLite writers simply queue on the file's lock.
-    if (target.name === 'postgres')
-      void it('is not disturbed by tables created and dropped while it runs', async () => {
-        const { handles, dispose } = await freshHandles(target.name, 2);
-        disposers.push(dispose);
-        const [runner, churner] = handles as [Database, Database];
-        let stop = false;
-        let churned = 0;
-        // What a worker does when it swaps a dataset's records: create a table, drop the old one.
-        const churn = (async () => {
-          while (!stop) {
-            const name = `rec_churn_${churned++ % 4}`;
-            await sql`create table if not exists ${sql.table(name)} (a integer, b text)`.execute(churner.db);
-            await sql`drop table if exists ${sql.table(name)}`.execute(churner.db);
-          }
-        })();
-        try {
-          assert.deepEqual(await migrateToLatest(runner), ALL);
-          for (let i = 0; i < 20; i++) assert.deepEqual(await migrateToLatest(runner), []);
-        } finally {
-          stop = true;
-          await churn;
-        }
-        assert.ok(churned > 0, 'the churn ran beside the migrations');
-      });
+await forEachDatabase('migrations', (target) => {
+  const disposers: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const d of disposers) await d();
   });
-}
+
+  void it('applies every migration once, in order, and nothing on a second run', async () => {
+    const { handles, dispose } = await freshHandles(target.name, 1);
+    disposers.push(dispose);
+    const [db] = handles as [Database];
+    assert.deepEqual(await migrateToLatest(db), ALL);
+    assert.deepEqual(await migrateToLatest(db), []);
+    assert.deepEqual(await ledger(db), ALL);
+    // The schema is really there: a table of the last migration answers.
+    await sql`select count(*) from dataset_jobs`.execute(db.db);
+  });
+
+  void it('concurrent starters (dx migrate processes) apply each migration exactly once between them', async () => {
+    const { handles, url, dispose } = await freshHandles(target.name, 1);
+    disposers.push(dispose);
+    const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' };
+    const outputs = await Promise.all(
+      Array.from({ length: 4 }, () => run(process.execPath, [BIN, 'migrate', '--json'], { env })),
+    );
+    const applied = outputs.map((o) => (JSON.parse(o.stdout) as { applied: string[] }).applied);
+    assert.deepEqual(applied.flat().sort(), ALL);
+    assert.deepEqual(await ledger(handles[0]!), ALL);
+  });
+
+  // PostgreSQL only: there, a catalogue scan that resolves tables by name failed when another
+  // session dropped one mid-scan. SQLite writers simply queue on the file's lock.
+  if (target.name === 'postgres')
+    void it('is not disturbed by tables created and dropped while it runs', async () => {
+      const { handles, dispose } = await freshHandles(target.name, 2);
+      disposers.push(dispose);
+      const [runner, churner] = handles as [Database, Database];
+      let stop = false;
+      let churned = 0;
+      // What a worker does when it swaps a dataset's records: create a table, drop the old one.
+      const churn = (async () => {
+        while (!stop) {
+          const name = `rec_churn_${churned++ % 4}`;
+          await sql`create table if not exists ${sql.table(name)} (a integer, b text)`.execute(churner.db);
+          await sql`drop table if exists ${sql.table(name)}`.execute(churner.db);
+        }
+      })();
+      try {
+        assert.deepEqual(await migrateToLatest(runner), ALL);
+        for (let i = 0; i < 20; i++) assert.deepEqual(await migrateToLatest(runner), []);
+      } finally {
+        stop = true;
+        await churn;
+      }
+      assert.ok(churned > 0, 'the churn ran beside the migrations');
+    });
+});

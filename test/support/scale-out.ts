@@ -1,47 +1,32 @@
 // The stack of the scale-out tests: the API (in the test process) on a fresh PostgreSQL schema
 // with S3 storage, and the environment that lets `dx serve --role worker` children join it.
 import { join } from 'node:path';
-import { sql } from 'kysely';
-import { POSTGRES_URL } from './databases.js';
-import { startHarness, type Harness } from './load-harness.js';
-import { S3_TEST_CREDENTIALS, startS3, type TestS3 } from './s3-server.js';
+import type { DatabaseTarget } from './databases.js';
+import { startFixtureOnS3, type S3Fixture } from './fixture.js';
+import { S3_TEST_CREDENTIALS } from './s3-server.js';
 import { startWorkerProcess, type WorkerProcess } from './workers.js';
 
 /** The CLI, as an operator runs it. */
 export const BIN = join(process.cwd(), 'bin', 'dx.js');
 
 export interface ScaleOutStack {
-  s3: TestS3;
-  h: Harness;
+  h: S3Fixture;
   /** Starts a worker process on the stack's schema and bucket; `env` overrides settings. */
   worker(env?: Record<string, string>): WorkerProcess;
   close(): Promise<void>;
 }
 
-/** Starts the S3 server and the API; workers are started by the tests. */
-export async function startScaleOutStack(): Promise<ScaleOutStack> {
-  const s3 = await startS3();
+/** Starts the S3 server and the API on `target` (PostgreSQL); workers are started by the tests. */
+export async function startScaleOutStack(target: DatabaseTarget): Promise<ScaleOutStack> {
   // Clients PUT to the bucket's presigned URLs, so the worker processes must notice the uploads.
-  const env = { ...s3.env, S3_TRANSFERS: 'direct' };
-  let h: Harness;
-  try {
-    h = await startHarness('postgres', { ...env, ROLES: 'api', LOAD_URL_ALLOWLIST: '127.0.0.1/32' });
-  } catch (err) {
-    await s3.close();
-    throw err;
-  }
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
-    h.service.database.db,
-  );
-  const url = new URL(POSTGRES_URL);
-  // A child joins the schema through the connection's search_path, as any deployment could.
-  url.searchParams.set('options', `-c search_path=${rows[0]?.schema ?? ''}`);
+  const env = { S3_TRANSFERS: 'direct', LOAD_URL_ALLOWLIST: '127.0.0.1/32' };
+  const h = await startFixtureOnS3(target, { ...env, ROLES: 'api' });
   const base = {
+    ...h.s3.env,
     ...env,
     ...S3_TEST_CREDENTIALS,
-    DATABASE_URL: url.toString(),
-    DATA_DIR: h.config.dataDir,
-    LOAD_URL_ALLOWLIST: '127.0.0.1/32',
+    // A child joins the schema through the connection's search_path, as any deployment could.
+    ...h.processEnv,
     WORKER_CONCURRENCY: '2',
     WORKER_POLL_MS: '50',
     S3_POLL_MS: '100',
@@ -51,7 +36,6 @@ export async function startScaleOutStack(): Promise<ScaleOutStack> {
   };
   const started: WorkerProcess[] = [];
   return {
-    s3,
     h,
     worker(env = {}) {
       const w = startWorkerProcess(BIN, { ...base, ...env });
@@ -62,7 +46,6 @@ export async function startScaleOutStack(): Promise<ScaleOutStack> {
       for (const w of started) w.kill('SIGKILL');
       await Promise.all(started.map((w) => w.exited));
       await h.close();
-      await s3.close();
     },
   };
 }
