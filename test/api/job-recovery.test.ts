@@ -50,6 +50,13 @@ await forEachDatabase('job recovery', (target) => {
       log: silent,
     });
   const db = () => h.database.db;
+  /** As if a worker had claimed the job `attempts` times, the last time lately, and died. */
+  const claimedByDeadWorker = async (jobId: string, attempts: number) =>
+    db()
+      .updateTable('dataset_jobs')
+      .set({ status: 'Running', lease_owner: 'dead-worker', lease_expires_at: Date.now() - 1000, attempts })
+      .where('id', '=', jobId)
+      .execute();
   const logsOf = async (jobId: string) =>
     (
       await h.api<{ data: { datasetJobStatusName: string; logData: { message: string } }[] }>(
@@ -63,16 +70,7 @@ await forEachDatabase('job recovery', (target) => {
     const up = await requestUpload(h, id);
     await putFile(up.url, 'id,name\n1,a\n2,b\n');
     // As if a worker had claimed it, written half a table, and died.
-    await db()
-      .updateTable('dataset_jobs')
-      .set({
-        status: 'Running',
-        lease_owner: 'dead-worker',
-        lease_expires_at: Date.now() - 1000,
-        attempts: 1,
-      })
-      .where('id', '=', up.jobId)
-      .execute();
+    await claimedByDeadWorker(up.jobId, 1);
     await sql`create table ${sql.table(stagingTableName(id, up.jobId))} (junk integer)`.execute(db());
     const w = worker();
     try {
@@ -94,16 +92,7 @@ await forEachDatabase('job recovery', (target) => {
   void it('gives up on a job interrupted too often', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     const res = await h.api<{ jobId: string }>('POST', `/datasets/${id}/records:load`, { url: slowUrl });
-    await db()
-      .updateTable('dataset_jobs')
-      .set({
-        status: 'Running',
-        lease_owner: 'dead-worker',
-        lease_expires_at: Date.now() - 1000,
-        attempts: 3,
-      })
-      .where('id', '=', res.json.jobId)
-      .execute();
+    await claimedByDeadWorker(res.json.jobId, 3);
     const w = worker();
     try {
       const job = await h.waitForJob(res.json.jobId);
