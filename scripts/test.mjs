@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every compiled test file (dist/**/*.test.js) with node's own test runner.
 // Usage: node scripts/test.mjs [substring filter...]
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { runsOnSupportedNode } from '../bin/node-runtime.js';
@@ -16,6 +16,11 @@ function findTests(dir) {
   return out;
 }
 
+/** Whether a compiled test still has its source: tsc leaves the output of a moved or deleted file. */
+function hasSource(compiled) {
+  return existsSync(compiled.replace(/^dist[\\/]/, '').replace(/\.js$/, '.ts'));
+}
+
 function main() {
   const filters = process.argv.slice(2);
   const files = ['dist/src', 'dist/test']
@@ -26,6 +31,7 @@ function main() {
         return [];
       }
     })
+    .filter(hasSource)
     .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
     .sort();
   if (files.length === 0) {
