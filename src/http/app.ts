@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
 import { acceptEmptyJsonBodies } from './body.js';
+import { refuseNulInUrls } from './nul-characters.js';
 import { clientErrorHandler } from './client-errors.js';
 import type { ApiDeps, TypedApp } from './deps.js';
 import { installProblemHandlers } from './problems.js';
@@ -83,6 +84,7 @@ export async function buildApp(
   });
   installProblemHandlers(app);
   acceptEmptyJsonBodies(app);
+  refuseNulInUrls(app);
   decorateAuth(app);
   requestMetrics(app, deps.metrics);
 

@@ -2,6 +2,7 @@
 // clients do) send it on body-less POSTs too: an empty body is "no body", never a JSON error; a
 // route whose body is optional treats it as `{}`, and one that needs a body says what is missing.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { jsonHoldsNul, nulInBody } from './nul-characters.js';
 
 /** Replaces the JSON parser with one that reads an empty body as no body. */
 export function acceptEmptyJsonBodies(app: FastifyInstance): void {
@@ -10,6 +11,7 @@ export function acceptEmptyJsonBodies(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body.toString();
     if (text === '') done(null, undefined);
+    else if (jsonHoldsNul(text)) done(nulInBody(), undefined);
     // The default parser answers through `done`; its return value means nothing.
     else void parseJson(request, text, done);
   });

@@ -14,13 +14,13 @@ export const Installation = Type.Object({
   name: Type.String(),
 });
 
-export const ConnectInstallationBody = Type.Object({
-  workspaceId: Type.Integer({ minimum: 1 }),
-  workspaceKey: Type.String({ minLength: 1, maxLength: 200 }),
-});
-
 /** Largest id an integer column holds on both engines. */
 const MAX_ID = 2147483647;
+
+export const ConnectInstallationBody = Type.Object({
+  workspaceId: Type.Integer({ minimum: 1, maximum: MAX_ID }),
+  workspaceKey: Type.String({ minLength: 1, maxLength: 200 }),
+});
 
 export const ClientTokenBody = Type.Object({
   tokenType: Type.Optional(
