@@ -1,7 +1,7 @@
 // The hand-written converters of cell text to typed values, and the 64-bit integer rule they
 // share; the column-type table (datasets/column-types.ts) says which type uses which. The hot
 // paths return undefined for a bad value; the error path then says why (describeBad*).
-import type { CellValue } from '../../storage/records/record-store.js';
+import { INT64_MAX, INT64_MIN, type CellValue } from '../../storage/records/record-store.js';
 
 /** A typed cell: integers beyond 2^53 are bigint; date and datetime are normalised text. */
 export type { CellValue };
@@ -14,8 +14,6 @@ export type JsonConverter = (value: unknown) => Exclude<CellValue, null> | undef
 /** `[+-]digits`: text that is an integer, whether or not it fits in 64 bits. */
 export const INTEGER_TEXT = /^[-+]?\d+$/;
 const DECIMAL_TEXT = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER);
 const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
 

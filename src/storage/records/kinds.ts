@@ -1,7 +1,15 @@
 // What each value kind is in each engine: its SQL column type, how its values are bound and how
 // they are read back. The one place where a kind meets an engine: a new kind fails to compile
 // until it has its entry here.
-import { quoteId, type CellValue, type ReadValue, type TableSchema, type ValueKind } from './record-store.js';
+import {
+  INT64_MAX,
+  INT64_MIN,
+  quoteId,
+  type CellValue,
+  type ReadValue,
+  type TableSchema,
+  type ValueKind,
+} from './record-store.js';
 
 export type RecordEngine = 'sqlite' | 'postgres';
 
@@ -18,8 +26,6 @@ interface KindInEngine {
 }
 
 const INT64_TEXT = /^-?\d{1,19}$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 /** Decimal text of a 64-bit integer, as int64 columns are read. */
 export const isInt64Text = (v: unknown): boolean =>
   typeof v === 'string' && INT64_TEXT.test(v) && BigInt(v) >= INT64_MIN && BigInt(v) <= INT64_MAX;

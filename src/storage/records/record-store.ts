@@ -5,6 +5,10 @@
 /** How a column's values are kept; each column type of the domain maps to one (see kinds.ts). */
 export type ValueKind = 'text' | 'int64' | 'float64' | 'boolean';
 
+/** The range of an int64 column (a signed 64-bit integer on every engine). */
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
 /** One value as written: 64-bit integers beyond 2^53 as bigint. */
 export type CellValue = string | number | bigint | boolean | null;
 
