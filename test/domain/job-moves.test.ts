@@ -3,245 +3,231 @@
 // its job's state or mover does not admit changes nothing. On both engines.
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../src/storage/db/tables.js';
-import { createWorkspace } from '../../src/domain/identity/workspaces.js';
+import { createApp } from '../../src/domain/identity/apps.js';
+import { getWorkspace } from '../../src/domain/identity/workspaces.js';
+import { createDataset } from '../../src/domain/datasets/datasets.js';
 import { claimJob, MAX_ATTEMPTS } from '../../src/domain/jobs/claims.js';
 import { createJob, transitionJob } from '../../src/domain/jobs/jobs.js';
 import { JOB_MOVES } from '../../src/domain/jobs/moves.js';
 import { JOB_STATUSES, type JobStatus } from '../../src/domain/jobs/status.js';
-import { nowTimestamp } from '../../src/lib/time.js';
-import { databaseTargets, type IsolatedDatabase } from '../support/databases.js';
+import { forEachDatabase, type IsolatedDatabase } from '../support/databases.js';
 
 const LEASE_MS = 60_000;
 
-for (const target of await databaseTargets()) {
-  void describe(`job moves (${target.name})`, { skip: target.skip ?? false }, () => {
-    let isolated: IsolatedDatabase;
-    let db: Kysely<Tables>;
-    let skipLocked = false;
-    let newQueuedJob: () => Promise<DatasetJobRow>;
+await forEachDatabase('job moves', (target) => {
+  let isolated: IsolatedDatabase;
+  let db: Kysely<Tables>;
+  let skipLocked = false;
+  let newQueuedJob: () => Promise<DatasetJobRow>;
 
-    beforeEach(async () => {
-      isolated = await target.create();
-      db = isolated.database.db;
-      skipLocked = isolated.database.capabilities.skipLocked;
-      const { workspace } = await createWorkspace(db, { displayName: 'moves' });
-      const datasetId = randomUUID();
-      const now = nowTimestamp();
-      await db
-        .insertInto('datasets')
-        .values({
-          id: datasetId,
-          workspace_id: workspace.id,
-          name: 'moves',
-          description: '',
-          created_by_user_id: workspace.owner_user_id,
-          created_by_app_id: 'app',
-          created_at: now,
-          updated_at: now,
-          record_count: 0,
-          date_last_record_updated: null,
-          records_table: null,
-          generation: 0,
-        })
-        .execute();
-      newQueuedJob = () =>
-        createJob(db, {
-          datasetId,
-          workspaceId: workspace.id,
-          createdByUserId: workspace.owner_user_id,
-          jobType: 'recordsLoad',
-          mode: 'replace',
-          contentType: null,
-          sourceUrl: 'https://example.com/records.csv',
-          status: 'Queued',
-          message: 'Queued.',
-        });
+  beforeEach(async () => {
+    isolated = await target.create();
+    db = isolated.database.db;
+    skipLocked = isolated.database.capabilities.skipLocked;
+    // A dataset defined as an app would: its own workspace and installation, one property.
+    const app = await createApp(db, { name: 'moves', alg: 'ES256' });
+    const workspace = await getWorkspace(db, app.workspaceId);
+    const caller = { appId: app.app.id, workspaceId: workspace.id, ownerUserId: workspace.owner_user_id };
+    const { datasetId } = await createDataset(db, caller, {
+      name: 'moves',
+      schema: { properties: [{ name: 'a', type: 'string' }] },
     });
-    afterEach(async () => {
-      await isolated.dispose();
-    });
-
-    // recordsLoad jobs leave no file behind, so no object store is needed.
-    const claim = (owner: string) =>
-      claimJob({ db, objects: null as never }, { owner, leaseMs: LEASE_MS, skipLocked });
-    const entries = async (jobId: string) =>
-      (
-        await db
-          .selectFrom('dataset_job_logs')
-          .select(['status_name', 'status_code', 'log_data', 'error_data'])
-          .where('job_id', '=', jobId)
-          .orderBy('id')
-          .execute()
-      ).map((e) => ({
-        status: e.status_name,
-        code: Number(e.status_code),
-        message: (JSON.parse(e.log_data ?? '{}') as { message?: string }).message,
-        error: e.error_data === null ? null : (JSON.parse(e.error_data) as unknown),
-      }));
-    const rowOf = (jobId: string) =>
-      db.selectFrom('dataset_jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
-    const lapseLease = (jobId: string) =>
-      db
-        .updateTable('dataset_jobs')
-        .set({ lease_expires_at: Date.now() - 1000 })
-        .where('id', '=', jobId)
-        .execute();
-
-    it('a claim takes the oldest ready job and writes its Running entry with it, once', async () => {
-      const first = await newQueuedJob();
-      const second = await newQueuedJob();
-      const claimed = await claim('w1');
-      assert.equal(claimed?.id, first.id);
-      assert.equal(claimed.status, 'Running');
-      assert.equal(claimed.lease_owner, 'w1');
-      assert.equal(Number(claimed.attempts), 1);
-      assert.ok(Number(claimed.lease_expires_at) > Date.now());
-      assert.deepEqual(await entries(first.id), [
-        { status: 'Queued', code: 2, message: 'Queued.', error: null },
-        { status: 'Running', code: 3, message: 'Loading records.', error: null },
-      ]);
-      assert.equal((await claim('w2'))?.id, second.id);
-      assert.equal(await claim('w3'), undefined);
-      assert.equal((await entries(first.id)).length, 2, 'a claim that found nothing wrote nothing');
-    });
-
-    it('a lapsed lease is taken over with one Running entry per attempt; a live one is not', async () => {
-      const job = await newQueuedJob();
-      await claim('w1');
-      assert.equal(await claim('w2'), undefined, 'the lease is live');
-      await lapseLease(job.id);
-      const taken = await claim('w2');
-      assert.equal(taken?.id, job.id);
-      assert.equal(taken.lease_owner, 'w2');
-      assert.equal(Number(taken.attempts), 2);
-      const running = (await entries(job.id)).filter((e) => e.status === 'Running');
-      assert.deepEqual(
-        running.map((e) => e.message),
-        ['Loading records.', 'Running again from scratch (attempt 2).'],
-      );
-      // The worker that lost the lease can neither end nor release the job.
-      const byW1 = { kind: 'leaseHolder', owner: 'w1' } as const;
-      assert.equal(
-        await transitionJob(db, { id: job.id }, { move: 'completed', by: byW1, log: { message: 'x' } }),
-        undefined,
-      );
-      assert.equal(
-        await transitionJob(db, { id: job.id }, { move: 'released', by: byW1, log: { message: 'x' } }),
-        undefined,
-      );
-      assert.equal((await entries(job.id)).length, 3);
-      assert.equal((await rowOf(job.id)).lease_owner, 'w2');
-    });
-
-    it(`a job interrupted ${MAX_ATTEMPTS} times fails instead of running again`, async () => {
-      const job = await newQueuedJob();
-      await db
-        .updateTable('dataset_jobs')
-        .set({
-          status: 'Running',
-          lease_owner: 'dead',
-          lease_expires_at: Date.now() - 1000,
-          attempts: MAX_ATTEMPTS,
-        })
-        .where('id', '=', job.id)
-        .execute();
-      assert.equal(await claim('w1'), undefined);
-      const row = await rowOf(job.id);
-      assert.equal(row.status, 'Failed');
-      assert.equal(Number(row.attempts), MAX_ATTEMPTS + 1);
-      assert.equal(row.lease_owner, null);
-      assert.equal(row.lease_expires_at, null);
-      assert.deepEqual(await entries(job.id), [
-        { status: 'Queued', code: 2, message: 'Queued.', error: null },
-        {
-          status: 'Failed',
-          code: 5,
-          message: `The job was interrupted ${MAX_ATTEMPTS} times; giving up.`,
-          error: { errorCount: 0, errors: [] },
-        },
-      ]);
-    });
-
-    it('concurrent claimers take each ready job exactly once', async () => {
-      const jobs = await Promise.all(Array.from({ length: 4 }, () => newQueuedJob()));
-      const claimed = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(`w${i}`)));
-      const ids = claimed.flatMap((j) => (j === undefined ? [] : [j.id]));
-      assert.deepEqual([...ids].sort(), jobs.map((j) => j.id).sort());
-      for (const job of jobs) {
-        const running = (await entries(job.id)).filter((e) => e.status === 'Running');
-        assert.equal(running.length, 1, `job ${job.id}`);
-      }
-    });
-
-    it('a release puts the job back in the queue without its lease, with its entry', async () => {
-      const job = await newQueuedJob();
-      await claim('w1');
-      const released = await transitionJob(
-        db,
-        { id: job.id },
-        { move: 'released', by: { kind: 'leaseHolder', owner: 'w1' }, log: { message: 'Released.' } },
-      );
-      assert.equal(released?.status, 'Queued');
-      assert.equal(released.lease_owner, null);
-      assert.equal(released.lease_expires_at, null);
-      assert.deepEqual(
-        (await entries(job.id)).map((e) => e.status),
-        ['Queued', 'Running', 'Queued'],
-      );
-    });
-
-    it('moves its state or mover does not admit change nothing and write no entry', async () => {
-      const job = await newQueuedJob();
-      const target = { id: job.id };
-      const log = { message: 'refused' };
-      // Queued: not running, not awaiting a file.
-      assert.equal(
-        await transitionJob(db, target, { move: 'completed', by: { kind: 'leaseHolder', owner: 'w1' }, log }),
-        undefined,
-      );
-      assert.equal(
-        await transitionJob(db, target, { move: 'fileReceived', by: { kind: 'service' }, log }),
-        undefined,
-      );
-      assert.equal(
-        await transitionJob(db, target, { move: 'uploadExpired', by: { kind: 'service' }, log }),
-        undefined,
-      );
-      await claim('w1');
-      // Running: the file was received long ago; another PUT's claim admits nothing.
-      assert.equal(
-        await transitionJob(db, target, {
-          move: 'fileReceived',
-          by: { kind: 'uploadClaimHolder', claim: 'put' },
-          log,
-        }),
-        undefined,
-      );
-      const failed = await transitionJob(db, target, {
-        move: 'failed',
-        by: { kind: 'leaseHolder', owner: 'w1' },
-        log: { message: 'It failed.' },
-        error: { errorCount: 1, errors: [{ line: 2, message: 'bad' }] },
+    newQueuedJob = () =>
+      createJob(db, {
+        datasetId,
+        workspaceId: workspace.id,
+        createdByUserId: workspace.owner_user_id,
+        jobType: 'recordsLoad',
+        mode: 'replace',
+        contentType: null,
+        sourceUrl: 'https://example.com/records.csv',
+        status: 'Queued',
+        message: 'Queued.',
       });
-      assert.equal(failed?.status, 'Failed');
-      // Failed is final: no move starts there.
-      await lapseLease(job.id);
-      assert.equal(await claim('w2'), undefined);
-      assert.equal(
-        await transitionJob(db, target, { move: 'released', by: { kind: 'leaseHolder', owner: 'w1' }, log }),
-        undefined,
-      );
-      assert.deepEqual(
-        (await entries(job.id)).map((e) => e.status),
-        ['Queued', 'Running', 'Failed'],
-      );
-      assert.equal((await rowOf(job.id)).status, 'Failed');
-    });
   });
-}
+  afterEach(async () => {
+    await isolated.dispose();
+  });
+
+  // recordsLoad jobs leave no file behind, so no object store is needed.
+  const claim = (owner: string) =>
+    claimJob({ db, objects: null as never }, { owner, leaseMs: LEASE_MS, skipLocked });
+  const entries = async (jobId: string) =>
+    (
+      await db
+        .selectFrom('dataset_job_logs')
+        .select(['status_name', 'status_code', 'log_data', 'error_data'])
+        .where('job_id', '=', jobId)
+        .orderBy('id')
+        .execute()
+    ).map((e) => ({
+      status: e.status_name,
+      code: Number(e.status_code),
+      message: (JSON.parse(e.log_data ?? '{}') as { message?: string }).message,
+      error: e.error_data === null ? null : (JSON.parse(e.error_data) as unknown),
+    }));
+  const rowOf = (jobId: string) =>
+    db.selectFrom('dataset_jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
+  const lapseLease = (jobId: string) =>
+    db
+      .updateTable('dataset_jobs')
+      .set({ lease_expires_at: Date.now() - 1000 })
+      .where('id', '=', jobId)
+      .execute();
+
+  it('a claim takes the oldest ready job and writes its Running entry with it, once', async () => {
+    const first = await newQueuedJob();
+    const second = await newQueuedJob();
+    const claimed = await claim('w1');
+    assert.equal(claimed?.id, first.id);
+    assert.equal(claimed.status, 'Running');
+    assert.equal(claimed.lease_owner, 'w1');
+    assert.equal(Number(claimed.attempts), 1);
+    assert.ok(Number(claimed.lease_expires_at) > Date.now());
+    assert.deepEqual(await entries(first.id), [
+      { status: 'Queued', code: 2, message: 'Queued.', error: null },
+      { status: 'Running', code: 3, message: 'Loading records.', error: null },
+    ]);
+    assert.equal((await claim('w2'))?.id, second.id);
+    assert.equal(await claim('w3'), undefined);
+    assert.equal((await entries(first.id)).length, 2, 'a claim that found nothing wrote nothing');
+  });
+
+  it('a lapsed lease is taken over with one Running entry per attempt; a live one is not', async () => {
+    const job = await newQueuedJob();
+    await claim('w1');
+    assert.equal(await claim('w2'), undefined, 'the lease is live');
+    await lapseLease(job.id);
+    const taken = await claim('w2');
+    assert.equal(taken?.id, job.id);
+    assert.equal(taken.lease_owner, 'w2');
+    assert.equal(Number(taken.attempts), 2);
+    const running = (await entries(job.id)).filter((e) => e.status === 'Running');
+    assert.deepEqual(
+      running.map((e) => e.message),
+      ['Loading records.', 'Running again from scratch (attempt 2).'],
+    );
+    // The worker that lost the lease can neither end nor release the job.
+    const byW1 = { kind: 'leaseHolder', owner: 'w1' } as const;
+    assert.equal(
+      await transitionJob(db, { id: job.id }, { move: 'completed', by: byW1, log: { message: 'x' } }),
+      undefined,
+    );
+    assert.equal(
+      await transitionJob(db, { id: job.id }, { move: 'released', by: byW1, log: { message: 'x' } }),
+      undefined,
+    );
+    assert.equal((await entries(job.id)).length, 3);
+    assert.equal((await rowOf(job.id)).lease_owner, 'w2');
+  });
+
+  it(`a job interrupted ${MAX_ATTEMPTS} times fails instead of running again`, async () => {
+    const job = await newQueuedJob();
+    await db
+      .updateTable('dataset_jobs')
+      .set({
+        status: 'Running',
+        lease_owner: 'dead',
+        lease_expires_at: Date.now() - 1000,
+        attempts: MAX_ATTEMPTS,
+      })
+      .where('id', '=', job.id)
+      .execute();
+    assert.equal(await claim('w1'), undefined);
+    const row = await rowOf(job.id);
+    assert.equal(row.status, 'Failed');
+    assert.equal(Number(row.attempts), MAX_ATTEMPTS + 1);
+    assert.equal(row.lease_owner, null);
+    assert.equal(row.lease_expires_at, null);
+    assert.deepEqual(await entries(job.id), [
+      { status: 'Queued', code: 2, message: 'Queued.', error: null },
+      {
+        status: 'Failed',
+        code: 5,
+        message: `The job was interrupted ${MAX_ATTEMPTS} times; giving up.`,
+        error: { errorCount: 0, errors: [] },
+      },
+    ]);
+  });
+
+  it('concurrent claimers take each ready job exactly once', async () => {
+    const jobs = await Promise.all(Array.from({ length: 4 }, () => newQueuedJob()));
+    const claimed = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(`w${i}`)));
+    const ids = claimed.flatMap((j) => (j === undefined ? [] : [j.id]));
+    assert.deepEqual([...ids].sort(), jobs.map((j) => j.id).sort());
+    for (const job of jobs) {
+      const running = (await entries(job.id)).filter((e) => e.status === 'Running');
+      assert.equal(running.length, 1, `job ${job.id}`);
+    }
+  });
+
+  it('a release puts the job back in the queue without its lease, with its entry', async () => {
+    const job = await newQueuedJob();
+    await claim('w1');
+    const released = await transitionJob(
+      db,
+      { id: job.id },
+      { move: 'released', by: { kind: 'leaseHolder', owner: 'w1' }, log: { message: 'Released.' } },
+    );
+    assert.equal(released?.status, 'Queued');
+    assert.equal(released.lease_owner, null);
+    assert.equal(released.lease_expires_at, null);
+    assert.deepEqual(
+      (await entries(job.id)).map((e) => e.status),
+      ['Queued', 'Running', 'Queued'],
+    );
+  });
+
+  it('moves its state or mover does not admit change nothing and write no entry', async () => {
+    const job = await newQueuedJob();
+    const target = { id: job.id };
+    const log = { message: 'refused' };
+    // Queued: not running, not awaiting a file.
+    assert.equal(
+      await transitionJob(db, target, { move: 'completed', by: { kind: 'leaseHolder', owner: 'w1' }, log }),
+      undefined,
+    );
+    assert.equal(
+      await transitionJob(db, target, { move: 'fileReceived', by: { kind: 'service' }, log }),
+      undefined,
+    );
+    assert.equal(
+      await transitionJob(db, target, { move: 'uploadExpired', by: { kind: 'service' }, log }),
+      undefined,
+    );
+    await claim('w1');
+    // Running: the file was received long ago; another PUT's claim admits nothing.
+    assert.equal(
+      await transitionJob(db, target, {
+        move: 'fileReceived',
+        by: { kind: 'uploadClaimHolder', claim: 'put' },
+        log,
+      }),
+      undefined,
+    );
+    const failed = await transitionJob(db, target, {
+      move: 'failed',
+      by: { kind: 'leaseHolder', owner: 'w1' },
+      log: { message: 'It failed.' },
+      error: { errorCount: 1, errors: [{ line: 2, message: 'bad' }] },
+    });
+    assert.equal(failed?.status, 'Failed');
+    // Failed is final: no move starts there.
+    await lapseLease(job.id);
+    assert.equal(await claim('w2'), undefined);
+    assert.equal(
+      await transitionJob(db, target, { move: 'released', by: { kind: 'leaseHolder', owner: 'w1' }, log }),
+      undefined,
+    );
+    assert.deepEqual(
+      (await entries(job.id)).map((e) => e.status),
+      ['Queued', 'Running', 'Failed'],
+    );
+    assert.equal((await rowOf(job.id)).status, 'Failed');
+  });
+});
 
 void describe('the job state machine', () => {
   it('leaves Completed, Failed and Expired final, and reaches Running only by a claim', () => {

@@ -1,6 +1,6 @@
 // The record store's contract, the same suite on SQLite and PostgreSQL: staging tables and their
 // counts, values kept exactly, keyset pages, whole-table reads, listing and dropping.
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   createRecordStore,
@@ -13,7 +13,7 @@ import {
   type RecordStore,
   type TableSchema,
 } from '../../src/storage/records/index.js';
-import { databaseTargets, type IsolatedDatabase } from '../support/databases.js';
+import { forEachDatabase, type IsolatedDatabase } from '../support/databases.js';
 
 const DATASET = '0a1b2c3d-0000-4000-8000-000000000001';
 const OTHER_DATASET = '0a1b2c3d-0000-4000-8000-000000000002';
@@ -69,256 +69,254 @@ async function readAllRows(store: RecordStore, table: string, schema: TableSchem
   return out;
 }
 
-for (const target of await databaseTargets()) {
-  void describe(`record store (${target.name})`, { skip: target.skip ?? false }, () => {
-    let isolated: IsolatedDatabase;
-    let store: RecordStore;
-    before(async () => {
-      isolated = await target.create();
-      store = createRecordStore(isolated.database);
-    });
-    after(async () => isolated?.dispose());
+await forEachDatabase('record store', (target) => {
+  let isolated: IsolatedDatabase;
+  let store: RecordStore;
+  before(async () => {
+    isolated = await target.create();
+    store = createRecordStore(isolated.database);
+  });
+  after(async () => isolated?.dispose());
 
-    void it('keeps every value exactly: 64-bit integers, booleans, nulls, numbers, awkward text', async () => {
-      const awkward = 'tab\there\nnew line\r\\back\\slash\\N "quoted" ;,é🙂';
-      const rows: CellValue[][] = [
-        [9223372036854775807n, awkward, true, 0.1],
-        [-9223372036854775808n, '', false, -1e300],
-        [9007199254740993n, null, null, null],
-        [2, '\\', true, 1.5],
-        [1, '\t', false, 0],
-      ];
-      const { table, result } = await load(store, KEYED, rows);
-      assert.deepEqual(result, { rowsWritten: 5, rowsLoaded: 5, duplicatesCollapsed: 0 });
-      const read = await readAllRows(store, table, KEYED);
-      // Key order; 64-bit integers come back as their decimal text, booleans as booleans.
-      assert.deepEqual(read, [
-        ['-9223372036854775808', '', false, -1e300],
-        ['1', '\t', false, 0],
-        ['2', '\\', true, 1.5],
-        ['9007199254740993', null, null, null],
-        ['9223372036854775807', awkward, true, 0.1],
-      ]);
-    });
+  void it('keeps every value exactly: 64-bit integers, booleans, nulls, numbers, awkward text', async () => {
+    const awkward = 'tab\there\nnew line\r\\back\\slash\\N "quoted" ;,é🙂';
+    const rows: CellValue[][] = [
+      [9223372036854775807n, awkward, true, 0.1],
+      [-9223372036854775808n, '', false, -1e300],
+      [9007199254740993n, null, null, null],
+      [2, '\\', true, 1.5],
+      [1, '\t', false, 0],
+    ];
+    const { table, result } = await load(store, KEYED, rows);
+    assert.deepEqual(result, { rowsWritten: 5, rowsLoaded: 5, duplicatesCollapsed: 0 });
+    const read = await readAllRows(store, table, KEYED);
+    // Key order; 64-bit integers come back as their decimal text, booleans as booleans.
+    assert.deepEqual(read, [
+      ['-9223372036854775808', '', false, -1e300],
+      ['1', '\t', false, 0],
+      ['2', '\\', true, 1.5],
+      ['9007199254740993', null, null, null],
+      ['9223372036854775807', awkward, true, 0.1],
+    ]);
+  });
 
-    void it('collapses duplicate keys, the last row of each winning, and counts them', async () => {
-      // Over several writes and beyond one write's batch, so chunks and COPY pieces are crossed.
-      const rows: CellValue[][] = [];
-      for (let i = 0; i < 2600; i++) rows.push([i % 1000, `v${i}`, i % 2 === 0, i]);
-      const { table, result } = await load(store, KEYED, rows, 700);
-      assert.deepEqual(result, { rowsWritten: 2600, rowsLoaded: 1000, duplicatesCollapsed: 1600 });
-      const read = await readAllRows(store, table, KEYED);
-      assert.equal(read.length, 1000);
-      assert.deepEqual(read[0], ['0', 'v2000', true, 2000]);
-      assert.deepEqual(read[599], ['599', 'v2599', false, 2599]);
-      assert.deepEqual(read[600], ['600', 'v1600', true, 1600]);
-    });
+  void it('collapses duplicate keys, the last row of each winning, and counts them', async () => {
+    // Over several writes and beyond one write's batch, so chunks and COPY pieces are crossed.
+    const rows: CellValue[][] = [];
+    for (let i = 0; i < 2600; i++) rows.push([i % 1000, `v${i}`, i % 2 === 0, i]);
+    const { table, result } = await load(store, KEYED, rows, 700);
+    assert.deepEqual(result, { rowsWritten: 2600, rowsLoaded: 1000, duplicatesCollapsed: 1600 });
+    const read = await readAllRows(store, table, KEYED);
+    assert.equal(read.length, 1000);
+    assert.deepEqual(read[0], ['0', 'v2000', true, 2000]);
+    assert.deepEqual(read[599], ['599', 'v2599', false, 2599]);
+    assert.deepEqual(read[600], ['600', 'v1600', true, 1600]);
+  });
 
-    void it('collapses duplicates of a composite key', async () => {
-      const schema: TableSchema = {
-        columns: [
-          { name: 'region', kind: 'text' },
-          { name: 'n', kind: 'int64' },
-          { name: 'note', kind: 'text' },
-        ],
-        primaryKey: ['region', 'n'],
-      };
-      const { table, result } = await load(store, schema, [
-        ['b', 1, 'first'],
-        ['a', 2, 'x'],
-        ['b', 1, 'second'],
-        ['a', 1, 'y'],
-      ]);
-      assert.deepEqual(result, { rowsWritten: 4, rowsLoaded: 3, duplicatesCollapsed: 1 });
-      assert.deepEqual(await readAllRows(store, table, schema), [
-        ['a', '1', 'y'],
-        ['a', '2', 'x'],
-        ['b', '1', 'second'],
-      ]);
-    });
+  void it('collapses duplicates of a composite key', async () => {
+    const schema: TableSchema = {
+      columns: [
+        { name: 'region', kind: 'text' },
+        { name: 'n', kind: 'int64' },
+        { name: 'note', kind: 'text' },
+      ],
+      primaryKey: ['region', 'n'],
+    };
+    const { table, result } = await load(store, schema, [
+      ['b', 1, 'first'],
+      ['a', 2, 'x'],
+      ['b', 1, 'second'],
+      ['a', 1, 'y'],
+    ]);
+    assert.deepEqual(result, { rowsWritten: 4, rowsLoaded: 3, duplicatesCollapsed: 1 });
+    assert.deepEqual(await readAllRows(store, table, schema), [
+      ['a', '1', 'y'],
+      ['a', '2', 'x'],
+      ['b', '1', 'second'],
+    ]);
+  });
 
-    void it('pages in key order after a position, with equality filters of every kind', async () => {
-      const rows: CellValue[][] = [];
-      // Written out of order; ids beyond 2^53 among them.
-      for (let i = 0; i < 50; i++) {
-        const id = i % 2 === 0 ? 9007199254740993n + BigInt(i) : 1000 - i;
-        rows.push([id, i % 3 === 0 ? 'three' : 'other', i % 2 === 0, i % 5 === 0 ? 0.5 : i]);
+  void it('pages in key order after a position, with equality filters of every kind', async () => {
+    const rows: CellValue[][] = [];
+    // Written out of order; ids beyond 2^53 among them.
+    for (let i = 0; i < 50; i++) {
+      const id = i % 2 === 0 ? 9007199254740993n + BigInt(i) : 1000 - i;
+      rows.push([id, i % 3 === 0 ? 'three' : 'other', i % 2 === 0, i % 5 === 0 ? 0.5 : i]);
+    }
+    const { table } = await load(store, KEYED, rows);
+    const all = await pageThrough(store, table, KEYED, 7);
+    assert.equal(all.length, 50);
+    const ids = all.map((r) => BigInt(r[0] as string));
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
+    assert.deepEqual(all, await readAllRows(store, table, KEYED));
+
+    const page = await store.readPage(table, KEYED, { filters: [], after: null, limit: 3 });
+    assert.deepEqual(
+      page.map((r) => r.values[0]),
+      ['951', '953', '955'],
+    );
+    const next = await store.readPage(table, KEYED, { filters: [], after: page[2]!.position, limit: 2 });
+    assert.deepEqual(
+      next.map((r) => r.values[0]),
+      ['957', '959'],
+    );
+
+    const byBoolean = await pageThrough(store, table, KEYED, 4, [['ok', true]]);
+    assert.equal(byBoolean.length, 25);
+    assert.ok(byBoolean.every((r) => r[2] === true));
+    const byFalse = await pageThrough(store, table, KEYED, 4, [['ok', false]]);
+    assert.equal(byFalse.length, 25);
+    const byBig = await store.readPage(table, KEYED, {
+      filters: [['id', 9007199254740993n + 48n]],
+      after: null,
+      limit: 10,
+    });
+    assert.deepEqual(
+      byBig.map((r) => r.values),
+      [['9007199254741041', 'three', true, 48]],
+    );
+    const bySmall = await store.readPage(table, KEYED, { filters: [['id', 999]], after: null, limit: 10 });
+    assert.deepEqual(
+      bySmall.map((r) => r.values[1]),
+      ['other'],
+    );
+    const combined = await pageThrough(store, table, KEYED, 2, [
+      ['name', 'three'],
+      ['score', 0.5],
+    ]);
+    // i divisible by 3 and by 5: 0, 15, 30, 45.
+    assert.deepEqual(combined.map((r) => r[0]).sort(), [
+      '9007199254740993',
+      '9007199254741023',
+      '955',
+      '985',
+    ]);
+  });
+
+  void it('orders a table without a primary key by file row, keeping every row', async () => {
+    const schema: TableSchema = { columns: KEYED.columns, primaryKey: [] };
+    const rows: CellValue[][] = [];
+    for (let i = 0; i < 30; i++) rows.push([30 - (i % 10), `r${i}`, i % 2 === 1, i]);
+    const { table, result } = await load(store, schema, rows, 8);
+    assert.deepEqual(result, { rowsWritten: 30, rowsLoaded: 30, duplicatesCollapsed: 0 });
+    const expected = rows.map((r) => [String(r[0]), r[1], r[2], r[3]]);
+    assert.deepEqual(await pageThrough(store, table, schema, 4), expected);
+    assert.deepEqual(await readAllRows(store, table, schema), expected);
+    const filtered = await pageThrough(store, table, schema, 2, [['id', 30]]);
+    assert.deepEqual(
+      filtered.map((r) => r[1]),
+      ['r0', 'r10', 'r20'],
+    );
+  });
+
+  void it('streams a whole table in batches, in order', async () => {
+    const count = 12_345;
+    const rows: CellValue[][] = [];
+    for (let i = count; i >= 1; i--) rows.push([i, `n${i}`, null, i / 4]);
+    const { table } = await load(store, KEYED, rows, 2000);
+    let seen = 0;
+    let batches = 0;
+    for await (const batch of store.readAll(table, KEYED)) {
+      batches++;
+      assert.ok(batch.length > 0);
+      for (const row of batch) {
+        seen++;
+        assert.deepEqual(row, [String(seen), `n${seen}`, null, seen / 4]);
       }
-      const { table } = await load(store, KEYED, rows);
-      const all = await pageThrough(store, table, KEYED, 7);
-      assert.equal(all.length, 50);
-      const ids = all.map((r) => BigInt(r[0] as string));
-      assert.deepEqual(
-        ids,
-        [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
-      );
-      assert.deepEqual(all, await readAllRows(store, table, KEYED));
+    }
+    assert.equal(seen, count);
+    assert.ok(batches > 1, 'more than one batch');
+  });
 
-      const page = await store.readPage(table, KEYED, { filters: [], after: null, limit: 3 });
-      assert.deepEqual(
-        page.map((r) => r.values[0]),
-        ['951', '953', '955'],
-      );
-      const next = await store.readPage(table, KEYED, { filters: [], after: page[2]!.position, limit: 2 });
-      assert.deepEqual(
-        next.map((r) => r.values[0]),
-        ['957', '959'],
-      );
+  void it('reads nothing from an empty table', async () => {
+    const { table, result } = await load(store, KEYED, []);
+    assert.deepEqual(result, { rowsWritten: 0, rowsLoaded: 0, duplicatesCollapsed: 0 });
+    assert.deepEqual(await readAllRows(store, table, KEYED), []);
+    assert.deepEqual(await store.readPage(table, KEYED, { filters: [], after: null, limit: 5 }), []);
+  });
 
-      const byBoolean = await pageThrough(store, table, KEYED, 4, [['ok', true]]);
-      assert.equal(byBoolean.length, 25);
-      assert.ok(byBoolean.every((r) => r[2] === true));
-      const byFalse = await pageThrough(store, table, KEYED, 4, [['ok', false]]);
-      assert.equal(byFalse.length, 25);
-      const byBig = await store.readPage(table, KEYED, {
-        filters: [['id', 9007199254740993n + 48n]],
-        after: null,
-        limit: 10,
-      });
-      assert.deepEqual(
-        byBig.map((r) => r.values),
-        [['9007199254741041', 'three', true, 48]],
-      );
-      const bySmall = await store.readPage(table, KEYED, { filters: [['id', 999]], after: null, limit: 10 });
-      assert.deepEqual(
-        bySmall.map((r) => r.values[1]),
-        ['other'],
-      );
-      const combined = await pageThrough(store, table, KEYED, 2, [
-        ['name', 'three'],
-        ['score', 0.5],
-      ]);
-      // i divisible by 3 and by 5: 0, 15, 30, 45.
-      assert.deepEqual(combined.map((r) => r[0]).sort(), [
-        '9007199254740993',
-        '9007199254741023',
-        '955',
-        '985',
-      ]);
-    });
+  void it('lists the tables of one dataset and drops them', async () => {
+    const mine = [tableOf(), tableOf()];
+    const theirs = tableOf(OTHER_DATASET);
+    for (const table of [...mine, theirs]) {
+      await (await store.createStaging(table, KEYED)).finish();
+    }
+    const listed = await store.listTables(OTHER_DATASET);
+    assert.deepEqual(listed, [theirs]);
+    for (const t of mine) assert.ok((await store.listTables(DATASET)).includes(t), t);
+    await store.dropTable(theirs);
+    assert.deepEqual(await store.listTables(OTHER_DATASET), []);
+    await store.dropTable(theirs); // already gone: no error
+  });
 
-    void it('orders a table without a primary key by file row, keeping every row', async () => {
-      const schema: TableSchema = { columns: KEYED.columns, primaryKey: [] };
-      const rows: CellValue[][] = [];
-      for (let i = 0; i < 30; i++) rows.push([30 - (i % 10), `r${i}`, i % 2 === 1, i]);
-      const { table, result } = await load(store, schema, rows, 8);
-      assert.deepEqual(result, { rowsWritten: 30, rowsLoaded: 30, duplicatesCollapsed: 0 });
-      const expected = rows.map((r) => [String(r[0]), r[1], r[2], r[3]]);
-      assert.deepEqual(await pageThrough(store, table, schema, 4), expected);
-      assert.deepEqual(await readAllRows(store, table, schema), expected);
-      const filtered = await pageThrough(store, table, schema, 2, [['id', 30]]);
-      assert.deepEqual(
-        filtered.map((r) => r[1]),
-        ['r0', 'r10', 'r20'],
-      );
-    });
+  void it('abort drops the staging table, before or after finish, and may be called twice', async () => {
+    const before = await store.listTables(DATASET);
+    const table = tableOf();
+    const writer = await store.createStaging(table, KEYED);
+    await writer.write([[1, 'a', true, 1]]);
+    assert.ok((await store.listTables(DATASET)).includes(table));
+    await writer.abort();
+    await writer.abort();
+    assert.deepEqual(await store.listTables(DATASET), before);
 
-    void it('streams a whole table in batches, in order', async () => {
-      const count = 12_345;
-      const rows: CellValue[][] = [];
-      for (let i = count; i >= 1; i--) rows.push([i, `n${i}`, null, i / 4]);
-      const { table } = await load(store, KEYED, rows, 2000);
-      let seen = 0;
-      let batches = 0;
-      for await (const batch of store.readAll(table, KEYED)) {
-        batches++;
-        assert.ok(batch.length > 0);
-        for (const row of batch) {
-          seen++;
-          assert.deepEqual(row, [String(seen), `n${seen}`, null, seen / 4]);
-        }
-      }
-      assert.equal(seen, count);
-      assert.ok(batches > 1, 'more than one batch');
-    });
+    const finished = await store.createStaging(tableOf(), KEYED);
+    await finished.write([[1, 'a', true, 1]]);
+    await finished.finish();
+    await finished.abort();
+    assert.deepEqual(await store.listTables(DATASET), before);
+  });
 
-    void it('reads nothing from an empty table', async () => {
-      const { table, result } = await load(store, KEYED, []);
-      assert.deepEqual(result, { rowsWritten: 0, rowsLoaded: 0, duplicatesCollapsed: 0 });
-      assert.deepEqual(await readAllRows(store, table, KEYED), []);
-      assert.deepEqual(await store.readPage(table, KEYED, { filters: [], after: null, limit: 5 }), []);
-    });
+  void it('stops writing when its signal aborts', async () => {
+    const table = tableOf();
+    const controller = new AbortController();
+    const writer = await store.createStaging(table, KEYED, controller.signal);
+    await writer.write([[1, 'a', true, 1]]);
+    controller.abort(new Error('stop'));
+    const many: CellValue[][] = Array.from({ length: 1500 }, (_, i) => [i + 2, 'x', false, i]);
+    await assert.rejects(writer.write(many), /stop/);
+    await writer.abort();
+    assert.ok(!(await store.listTables(DATASET)).includes(table));
+  });
 
-    void it('lists the tables of one dataset and drops them', async () => {
-      const mine = [tableOf(), tableOf()];
-      const theirs = tableOf(OTHER_DATASET);
-      for (const table of [...mine, theirs]) {
-        await (await store.createStaging(table, KEYED)).finish();
-      }
-      const listed = await store.listTables(OTHER_DATASET);
-      assert.deepEqual(listed, [theirs]);
-      for (const t of mine) assert.ok((await store.listTables(DATASET)).includes(t), t);
-      await store.dropTable(theirs);
-      assert.deepEqual(await store.listTables(OTHER_DATASET), []);
-      await store.dropTable(theirs); // already gone: no error
-    });
+  void it('starts a re-run afresh in a table of the same name', async () => {
+    const table = tableOf();
+    const leftover = await store.createStaging(table, KEYED);
+    await leftover.write([[1, 'old', true, 1]]);
+    await leftover.finish();
+    const rerun = await store.createStaging(table, KEYED);
+    await rerun.write([[7, 'new', false, 7]]);
+    assert.deepEqual(await rerun.finish(), { rowsWritten: 1, rowsLoaded: 1, duplicatesCollapsed: 0 });
+    assert.deepEqual(await readAllRows(store, table, KEYED), [['7', 'new', false, 7]]);
+  });
 
-    void it('abort drops the staging table, before or after finish, and may be called twice', async () => {
-      const before = await store.listTables(DATASET);
-      const table = tableOf();
-      const writer = await store.createStaging(table, KEYED);
-      await writer.write([[1, 'a', true, 1]]);
-      assert.ok((await store.listTables(DATASET)).includes(table));
-      await writer.abort();
-      await writer.abort();
-      assert.deepEqual(await store.listTables(DATASET), before);
-
-      const finished = await store.createStaging(tableOf(), KEYED);
-      await finished.write([[1, 'a', true, 1]]);
-      await finished.finish();
-      await finished.abort();
-      assert.deepEqual(await store.listTables(DATASET), before);
-    });
-
-    void it('stops writing when its signal aborts', async () => {
-      const table = tableOf();
-      const controller = new AbortController();
-      const writer = await store.createStaging(table, KEYED, controller.signal);
-      await writer.write([[1, 'a', true, 1]]);
-      controller.abort(new Error('stop'));
-      const many: CellValue[][] = Array.from({ length: 1500 }, (_, i) => [i + 2, 'x', false, i]);
-      await assert.rejects(writer.write(many), /stop/);
-      await writer.abort();
-      assert.ok(!(await store.listTables(DATASET)).includes(table));
-    });
-
-    void it('starts a re-run afresh in a table of the same name', async () => {
-      const table = tableOf();
-      const leftover = await store.createStaging(table, KEYED);
-      await leftover.write([[1, 'old', true, 1]]);
-      await leftover.finish();
-      const rerun = await store.createStaging(table, KEYED);
-      await rerun.write([[7, 'new', false, 7]]);
-      assert.deepEqual(await rerun.finish(), { rowsWritten: 1, rowsLoaded: 1, duplicatesCollapsed: 0 });
-      assert.deepEqual(await readAllRows(store, table, KEYED), [['7', 'new', false, 7]]);
-    });
-
-    void it('refuses a page position of the wrong type for the order columns (a forged page token)', async () => {
-      const { table } = await load(store, KEYED, [[1, 'a', true, 1]]);
-      const page = (after: unknown[]) =>
-        store.readPage(table, KEYED, { filters: [], after: after as KeysetPosition, limit: 10 });
-      for (const after of [['x'], [true], [1.5], ['99999999999999999999'], ['1', '2'], [null]]) {
-        await assert.rejects(page(after), InvalidPosition, JSON.stringify(after));
-      }
-      assert.equal((await page(['0'])).length, 1);
-      const byText: TableSchema = { columns: [{ name: 'name', kind: 'text' }], primaryKey: ['name'] };
-      const texts = await load(store, byText, [['a'], ['b']]);
-      for (const after of [['a\0b'], [1], [false]]) {
-        await assert.rejects(
-          store.readPage(texts.table, byText, { filters: [], after: after, limit: 10 }),
-          InvalidPosition,
-        );
-      }
-      const unkeyed: TableSchema = { columns: [{ name: 'ok', kind: 'boolean' }], primaryKey: [] };
-      const rows = await load(store, unkeyed, [[true], [false]]);
+  void it('refuses a page position of the wrong type for the order columns (a forged page token)', async () => {
+    const { table } = await load(store, KEYED, [[1, 'a', true, 1]]);
+    const page = (after: unknown[]) =>
+      store.readPage(table, KEYED, { filters: [], after: after as KeysetPosition, limit: 10 });
+    for (const after of [['x'], [true], [1.5], ['99999999999999999999'], ['1', '2'], [null]]) {
+      await assert.rejects(page(after), InvalidPosition, JSON.stringify(after));
+    }
+    assert.equal((await page(['0'])).length, 1);
+    const byText: TableSchema = { columns: [{ name: 'name', kind: 'text' }], primaryKey: ['name'] };
+    const texts = await load(store, byText, [['a'], ['b']]);
+    for (const after of [['a\0b'], [1], [false]]) {
       await assert.rejects(
-        store.readPage(rows.table, unkeyed, { filters: [], after: ['x'], limit: 10 }),
+        store.readPage(texts.table, byText, { filters: [], after: after, limit: 10 }),
         InvalidPosition,
       );
-      assert.equal(
-        (await store.readPage(rows.table, unkeyed, { filters: [], after: [1], limit: 10 })).length,
-        1,
-      );
-    });
+    }
+    const unkeyed: TableSchema = { columns: [{ name: 'ok', kind: 'boolean' }], primaryKey: [] };
+    const rows = await load(store, unkeyed, [[true], [false]]);
+    await assert.rejects(
+      store.readPage(rows.table, unkeyed, { filters: [], after: ['x'], limit: 10 }),
+      InvalidPosition,
+    );
+    assert.equal(
+      (await store.readPage(rows.table, unkeyed, { filters: [], after: [1], limit: 10 })).length,
+      1,
+    );
   });
-}
+});
