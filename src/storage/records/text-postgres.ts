@@ -39,7 +39,34 @@ const booleanText = (c: string) => `case when ${c} then 'true' when not ${c} the
 export function jsNumber(c: string): string {
   return `case when ${c} is null then null when ${c} = 0 then '0'
     when abs(${c}) >= 1e-4 and abs(${c}) < 1e15 then ${c}::text
+    when abs(${c}) >= ${2 ** 53} then ${largeNumber(c)}
     else ${fromScientific(`${c}::text`)} end`;
+}
+
+/**
+ * A float8 of 2^53 or more (an integer) as JavaScript writes it. Where a shorter decimal lies
+ * exactly halfway to a neighbouring double, JavaScript takes it (it reads back as the same double
+ * under round-half-even), PostgreSQL does not (`1e+23` against `9.999999999999999e+22`). Only such
+ * large values have halfway points with few digits, so only they take this (slow, rare) way: the
+ * exact integer, then the fewest significant digits that read back as the same double, nearest
+ * first. Aliases start with `#`, which no property name may hold.
+ */
+function largeNumber(c: string): string {
+  const digits = `rtrim("#t", '0')`;
+  return `(select case when ${c} < 0 then '-' else '' end || case when length("#t") <= 21 then "#t"
+      else left(${digits}, 1) || case when length(${digits}) > 1 then '.' || substr(${digits}, 2) else '' end
+        || 'e+' || (length("#t") - 1)::text end
+    from (select trunc("#c")::text "#t"
+      from (select abs(${c}) "#a") "#s",
+      lateral (select greatest(0, floor(ln("#a") / ln(2))::int - 53) "#e") "#p",
+      lateral (select trunc(("#a" / 2::float8 ^ "#e")::bigint::numeric * 2::numeric ^ "#e") "#x") "#q",
+      lateral (select length("#x"::text) "#n") "#r",
+      generate_series(1, 17) "#k",
+      lateral (values (round("#x", "#k" - "#n")), (trunc("#x", "#k" - "#n")),
+        (trunc("#x", "#k" - "#n") + 10::numeric ^ ("#n" - "#k"))) "#v"("#c")
+      -- Beyond the halfway point above the largest double, a cast would fail: such a candidate is none.
+      where case when "#c" < 2::numeric ^ 1024 - 2::numeric ^ 970 then "#c"::float8 = "#a" else false end
+      order by "#k", abs("#c" - "#x") limit 1) "#w")`;
 }
 
 /** PostgreSQL's scientific notation (`-1.25e+16`, `1e-07`) as JavaScript's text of the number. */
