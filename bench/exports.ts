@@ -103,7 +103,7 @@ async function toolCsv(dx: Dx, table: string): Promise<{ seconds: number; bytes:
       : ['psql', [PG_URL, '-qc', `set search_path = "${dx.schema}"`, '-c', `\\copy (${select}) to stdout csv`]];
   const started = performance.now();
   const bytes = await new Promise<number>((resolve, reject) => {
-    const child = spawn(command, args as string[], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let n = 0;
     child.stdout.on('data', (c: Buffer) => (n += c.length));
     child.once('error', reject);

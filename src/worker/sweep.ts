@@ -22,7 +22,9 @@ export interface SweepDeps {
 /** Runs every housekeeping step once; returns how many things it changed. */
 export async function sweep(deps: SweepDeps, now = Date.now()): Promise<number> {
   return (
-    (await expireUploads(deps, now)) + (await dropRetiredTables(deps, now)) + (await forgetExpiredLinks(deps, now))
+    (await expireUploads(deps, now)) +
+    (await dropRetiredTables(deps, now)) +
+    (await forgetExpiredLinks(deps, now))
   );
 }
 
@@ -32,10 +34,11 @@ export async function dropRetiredTables({ db, records }: SweepDeps, now: number)
     .selectFrom('dataset_retired_tables as r')
     .select(['r.table_name', 'r.dataset_id'])
     .where('r.retired_at', '<', now - RETIRED_TABLE_GRACE_MS)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('dataset_export_links as l')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('dataset_export_links as l')
             .select('l.id')
             .whereRef('l.table_name', '=', 'r.table_name')
             .where('l.expires_at', '>=', now - RETIRED_TABLE_GRACE_MS),

@@ -10,7 +10,8 @@ import { CsvLineEnds, jsNumber } from '../../src/storage/records/text-postgres.j
 function doubles(): number[] {
   const out = [0, -0, 1, -1, 0.1, 0.1 + 0.2, 1 / 3, 2 ** 53, 2 ** 53 + 2, Number.MAX_VALUE, Number.MIN_VALUE];
   for (let e = -325; e <= 308; e++) out.push(Number(`1e${e}`), Number(`-1.2345678901234567e${e}`));
-  for (let e = -8; e <= 22; e++) out.push(Number(`1e${e}`) * (1 - Number.EPSILON), Number(`1e${e}`) * (1 + Number.EPSILON));
+  for (let e = -8; e <= 22; e++)
+    out.push(Number(`1e${e}`) * (1 - Number.EPSILON), Number(`1e${e}`) * (1 + Number.EPSILON));
   const view = new DataView(new ArrayBuffer(8));
   let seed = 12345;
   while (out.length < 4000) {

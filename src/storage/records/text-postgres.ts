@@ -96,7 +96,8 @@ export function copyStatement(
   const from = `from ${quoteId(table)} ${order}`;
   if (format === 'ndjson') {
     const parts = schema.columns.map(
-      (c, i) => `${literal(`${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`)} || ${JSON_VALUE[c.kind](quoteId(c.name))}`,
+      (c, i) =>
+        `${literal(`${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`)} || ${JSON_VALUE[c.kind](quoteId(c.name))}`,
     );
     const line = parts.length === 0 ? `'{}'` : `${parts.join(' || ')} || '}'`;
     return {
@@ -112,7 +113,12 @@ export function copyStatement(
 }
 
 /** Streams a table's text through one connection of the pool, released when the stream ends. */
-export function postgresText(pool: pg.Pool, table: string, schema: TableSchema, format: ExportFormat): Readable {
+export function postgresText(
+  pool: pg.Pool,
+  table: string,
+  schema: TableSchema,
+  format: ExportFormat,
+): Readable {
   const { sql, leadingColumn } = copyStatement(table, schema, format);
   return Readable.from(copyOut(pool, sql, format === 'csv' ? new CsvLineEnds(leadingColumn) : null), {
     objectMode: false,
