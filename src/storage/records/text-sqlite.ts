@@ -63,12 +63,16 @@ function lineRenderer(schema: TableSchema, format: ExportFormat): (row: ReadValu
   const render = schema.columns.map((c) => RENDER[format][c.kind]);
   const n = render.length;
   if (format === 'csv') {
+    // Text is the common case: quoted inline, other kinds through their renderer.
+    const isText = schema.columns.map((c) => c.kind === 'text');
     return (row) => {
       let line = '';
       for (let i = 0; i < n; i++) {
         const v = row[i] ?? null;
         if (i > 0) line += ',';
-        if (v !== null) line += (render[i] as (v: ReadValue) => string)(v);
+        if (v === null) continue;
+        if (isText[i] === true) line += NEEDS_QUOTES.test(v as string) ? csvText(v as string) : (v as string);
+        else line += (render[i] as (v: ReadValue) => string)(v);
       }
       return `${line}\r\n`;
     };
