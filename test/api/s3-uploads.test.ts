@@ -3,6 +3,7 @@
 // downloads of records:retrieve, and a deleted dataset's files going too.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixtureOnS3, type S3Fixture } from '../support/fixture.js';
 import { allRecords, putFile, requestUpload } from '../support/loading.js';
@@ -122,7 +123,14 @@ await forEachDatabase('S3 storage, polling', (target) => {
     const keepUp = await requestUpload(h, keep);
     await putFile(keepUp.url, 'id,name\n9,z\n');
     await h.waitForJob(keepUp.jobId);
+    // A file of each dataset in the bucket (as an upload's in flight): exports write none.
+    const file = (datasetId: string) =>
+      h.services.objects.put(`datasets/${datasetId}/uploads/in-flight`, Readable.from([Buffer.from('x')]), {
+        contentType: 'text/csv',
+        maxBytes: 10,
+      });
     await h.api('POST', `/datasets/${keep}/records:retrieve`, { contentType: 'csv' });
+    await file(keep);
 
     const id = await h.defineDataset(PROPS, ['id']);
     const up = await requestUpload(h, id);
@@ -130,9 +138,10 @@ await forEachDatabase('S3 storage, polling', (target) => {
     await h.waitForJob(up.jobId);
     await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'csv' });
     await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'json' });
-    // Two exports remain (the upload's file went when its job ended; the pending URL has none yet).
+    await file(id);
+    // Only that file (the upload's went when its job ended; the pending URL has none yet).
     const pending = await requestUpload(h, id, { mode: 'replace' });
-    assert.equal((await h.services.objects.list(`datasets/${id}/`)).length, 2);
+    assert.equal((await h.services.objects.list(`datasets/${id}/`)).length, 1);
     const del = await h.api('DELETE', `/datasets/${id}`);
     assert.equal(del.status, 204, del.text);
     assert.deepEqual(await h.services.objects.list(`datasets/${id}/`), []);
