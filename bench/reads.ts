@@ -1,7 +1,5 @@
 // The `reads` part: with the load part's N records loaded into `dx serve` (its own process), the
-// whole dataset read back as a client would: records:retrieve as CSV and as NDJSON (first call,
-// which writes the export, and a repeated one, which reuses it), and every page of 10,000 records.
-import { downloadLines } from './lib/download.js';
+// whole dataset read back page by page as a client would (records:retrieve is the exports part's).
 import { createDataset, ENGINE_NAMES, ENGINES, loadFile, startDx, type Dx, type Engine } from './lib/dx.js';
 import type { BenchContext, BenchPart } from './lib/part.js';
 import { peakRssWhile } from './lib/procfs.js';
@@ -12,7 +10,7 @@ import { cell, median } from './lib/stats.js';
 const PAGE_SIZE = 10_000;
 
 export const readsPart: BenchPart = {
-  describe: `records:retrieve (CSV, NDJSON; first and cached) and paging, ${LOAD_ROWS} records`,
+  describe: `every page of ${PAGE_SIZE} records in turn, ${LOAD_ROWS} records`,
   run: runReadsBench,
 };
 
@@ -23,19 +21,7 @@ interface Read {
   peakRssMb: number;
 }
 
-const retrieval = (format: 'csv' | 'json', call: string) => ({
-  label: `retrieve ${format.toUpperCase()}, ${call}`,
-  read: (dx: Dx, datasetId: string) => retrieve(dx, datasetId, format),
-});
-const FIRST = 'first call (writes the export)';
-const REPEATED = 'repeated (cached export)';
-const READS = [
-  retrieval('csv', FIRST),
-  retrieval('csv', REPEATED),
-  retrieval('json', FIRST),
-  retrieval('json', REPEATED),
-  { label: `GET records, pages of ${PAGE_SIZE}`, read: pages },
-];
+const READS = [{ label: `GET records, pages of ${PAGE_SIZE}`, read: pages }];
 
 async function runReadsBench(ctx: BenchContext): Promise<Section[]> {
   ctx.log(`reads: ${LOAD_ROWS} records, ${ctx.runs} runs per engine`);
@@ -46,9 +32,8 @@ async function runReadsBench(ctx: BenchContext): Promise<Section[]> {
     try {
       const datasetId = await createDataset(dx, 'reads');
       const samples: Read[][] = READS.map(() => []);
+      await loadFile(dx, datasetId, files.csv, 'csv', LOAD_ROWS);
       for (let i = 1; i <= ctx.runs; i++) {
-        // Every run reloads the records: a new generation, so its first export is written anew.
-        await loadFile(dx, datasetId, files.csv, 'csv', LOAD_ROWS);
         for (const [j, r] of READS.entries()) {
           const [{ seconds, bytes }, peakRssMb] = await peakRssWhile(dx.pid, () => r.read(dx, datasetId));
           samples[j]?.push({ seconds, bytes, peakRssMb });
@@ -63,21 +48,6 @@ async function runReadsBench(ctx: BenchContext): Promise<Section[]> {
     }
   }
   return [readsSection(ctx, results)];
-}
-
-/** records:retrieve, timed from the POST to the download's last byte; checks the record count. */
-async function retrieve(dx: Dx, datasetId: string, contentType: 'csv' | 'json') {
-  const started = performance.now();
-  const { url } = await dx.call<{ url: string }>('POST', `/datasets/${datasetId}/records:retrieve`, {
-    contentType,
-  });
-  const { bytes, lines } = await downloadLines(url);
-  const seconds = (performance.now() - started) / 1000;
-  // CSV has a header line; NDJSON one line per record.
-  const records = contentType === 'csv' ? lines - 1 : lines;
-  if (records !== LOAD_ROWS)
-    throw new Error(`records:retrieve ${contentType}: ${records} records, expected ${LOAD_ROWS}`);
-  return { seconds, bytes };
 }
 
 /** Every page in turn, each parsed as a client would; checks the record count. */
@@ -124,11 +94,9 @@ function readsSection(ctx: BenchContext, results: ReadonlyMap<Engine, Read[][]>)
   return {
     title: `Record reads, ${LOAD_ROWS.toLocaleString('en')} records`,
     blocks: [
-      `The load part's records (CSV) loaded into \`dx serve --role api,worker\` in its own process, ` +
-        'reloaded before each run so its first records:retrieve writes the export anew (the service ' +
-        "keeps an unchanged dataset's export, which the repeated call reuses). records:retrieve is timed " +
-        'from the POST to the last byte of the download, streamed and its lines counted; pages are ' +
-        'fetched one after another, each parsed. Every read must return all the records. ' +
+      `The load part's records (CSV) loaded once into \`dx serve --role api,worker\` in its own ` +
+        'process; pages are fetched one after another, each parsed. Every read must return all the ' +
+        'records (records:retrieve: see the exports part). ' +
         `Median of ${ctx.runs} runs; peak RSS: the service process's, the highest of the runs.`,
       table(['engine', 'read', 'seconds', 'records/s', 'MB read', 'service peak RSS MiB'], rows),
     ],

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { apiPart } from './api.js';
+import { exportsPart } from './exports.js';
 import { loadPart } from './load-part.js';
 import { loadTool } from './lib/load.js';
 import type { BenchPart } from './lib/part.js';
@@ -21,6 +22,7 @@ const PARTS: Record<string, BenchPart> = {
   api: apiPart,
   load: loadPart,
   reads: readsPart,
+  exports: exportsPart,
 };
 
 const { values, positionals } = parseArgs({

@@ -29,6 +29,8 @@ export interface Dx {
   pid: number;
   /** The PostgreSQL schema holding this service's tables (null on SQLite). */
   schema: string | null;
+  /** The SQLite file of the service (null on PostgreSQL). */
+  sqliteFile: string | null;
   /** An API call (path under /api/v1) with the app's token; the answer's text, or throws on non-2xx. */
   text(method: 'GET' | 'POST', path: string, body?: unknown): Promise<string>;
   call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
@@ -86,6 +88,7 @@ export async function startDx(ctx: BenchContext, engine: Engine): Promise<Dx> {
       engine,
       pid: service.child.pid as number,
       schema,
+      sqliteFile: schema === null ? join(dataDir, 'dx.sqlite') : null,
       text,
       call: async <T>(method: 'GET' | 'POST', path: string, body?: unknown) =>
         JSON.parse(await text(method, path, body)) as T,

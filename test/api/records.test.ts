@@ -89,7 +89,7 @@ await forEachDatabase('records', (target) => {
     );
   });
 
-  void it('exports CSV and NDJSON once per generation', async () => {
+  void it('exports CSV and NDJSON through signed links, each pinning the generation of its call', async () => {
     const id = await h.defineDataset(props, ['id']);
     await uploadAndWait(h, id, csv(3));
     const csvRes = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
@@ -104,12 +104,20 @@ await forEachDatabase('records', (target) => {
     const again = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
       contentType: 'csv',
     });
-    const objects = await h.database.db
+    const { generation } = await h.database.db
       .selectFrom('datasets')
       .select('generation')
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
-    assert.equal(new URL(again.json.url).pathname, `/downloads/${id}/${objects.generation}.csv`);
+    const linkId = /^\/downloads\/[^/]+\/(\d+)\.csv$/.exec(new URL(again.json.url).pathname)?.[1];
+    const link = await h.database.db
+      .selectFrom('dataset_export_links')
+      .selectAll()
+      .where('id', '=', Number(linkId))
+      .executeTakeFirstOrThrow();
+    assert.equal(link.dataset_id, id);
+    assert.equal(link.generation, generation);
+    assert.equal(await (await fetch(again.json.url)).text(), csvText);
     const ndjson = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
       contentType: 'json',
     });

@@ -3,6 +3,7 @@
 // downloads of records:retrieve, and a deleted dataset's files going too.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixtureOnS3, type S3Fixture } from '../support/fixture.js';
 import { allRecords, putFile, requestUpload } from '../support/loading.js';
@@ -88,7 +89,7 @@ await forEachDatabase('S3 storage, polling', (target) => {
     assert.deepEqual(await allRecords(h, id), []);
   });
 
-  void it('records:retrieve answers the store’s presigned GET URL to the export', async () => {
+  void it('records:retrieve answers the service’s own link, streamed from the database, nothing in the bucket', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     const up = await requestUpload(h, id);
     await putFile(up.url, 'id,name\n1,"a, b"\n2,c\n');
@@ -98,9 +99,8 @@ await forEachDatabase('S3 storage, polling', (target) => {
     });
     assert.equal(csv.status, 200, csv.text);
     const url = new URL(csv.json.url);
-    assert.equal(url.origin, h.s3.endpoint);
-    assert.match(url.pathname, new RegExp(`^/${h.s3.bucket}/datasets/${id}/exports/\\d+\\.csv$`));
-    assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
+    assert.notEqual(url.origin, h.s3.endpoint);
+    assert.match(url.pathname, new RegExp(`^/downloads/${id}/\\d+\\.csv$`));
     const got = await fetch(csv.json.url);
     assert.equal(got.status, 200);
     assert.equal(await got.text(), 'id,name\r\n1,"a, b"\r\n2,c\r\n');
@@ -115,6 +115,7 @@ await forEachDatabase('S3 storage, polling', (target) => {
         { id: 2, name: 'c' },
       ],
     );
+    assert.deepEqual(await h.services.objects.list(`datasets/${id}/`), []);
   });
 
   void it('deleting a dataset deletes its files in the bucket, and no one else’s', async () => {
@@ -122,7 +123,14 @@ await forEachDatabase('S3 storage, polling', (target) => {
     const keepUp = await requestUpload(h, keep);
     await putFile(keepUp.url, 'id,name\n9,z\n');
     await h.waitForJob(keepUp.jobId);
+    // A file of each dataset in the bucket (as an upload's in flight): exports write none.
+    const file = (datasetId: string) =>
+      h.services.objects.put(`datasets/${datasetId}/uploads/in-flight`, Readable.from([Buffer.from('x')]), {
+        contentType: 'text/csv',
+        maxBytes: 10,
+      });
     await h.api('POST', `/datasets/${keep}/records:retrieve`, { contentType: 'csv' });
+    await file(keep);
 
     const id = await h.defineDataset(PROPS, ['id']);
     const up = await requestUpload(h, id);
@@ -130,9 +138,10 @@ await forEachDatabase('S3 storage, polling', (target) => {
     await h.waitForJob(up.jobId);
     await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'csv' });
     await h.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'json' });
-    // Two exports remain (the upload's file went when its job ended; the pending URL has none yet).
+    await file(id);
+    // Only that file (the upload's went when its job ended; the pending URL has none yet).
     const pending = await requestUpload(h, id, { mode: 'replace' });
-    assert.equal((await h.services.objects.list(`datasets/${id}/`)).length, 2);
+    assert.equal((await h.services.objects.list(`datasets/${id}/`)).length, 1);
     const del = await h.api('DELETE', `/datasets/${id}`);
     assert.equal(del.status, 204, del.text);
     assert.deepEqual(await h.services.objects.list(`datasets/${id}/`), []);

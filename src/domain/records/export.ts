@@ -1,42 +1,47 @@
 // records:retrieve: every record of the dataset as it is at the call, as CSV or newline-delimited
-// JSON. The file is written once per generation into the object store and reused by later calls.
+// JSON. The call only records a link that pins the generation's records table (answered at once,
+// whatever the size); the records are streamed from that table when the link is fetched, nothing is
+// written first. The sweep keeps a pinned table until the link has expired (worker/sweep.ts).
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
-import type { DatasetRow, Tables } from '../../storage/db/tables.js';
-import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
-import type { ReadValue, RecordStore } from '../../storage/records/record-store.js';
+import type { DatasetRow, ExportFormat, Tables } from '../../storage/db/tables.js';
+import type { RecordStore } from '../../storage/records/record-store.js';
 import { datasetSchemaOf } from '../datasets/datasets.js';
-import { tableSchemaOf, type DatasetSchema } from '../datasets/schema.js';
-import { csvHeader, recordCsv, recordJson } from './render.js';
+import { tableSchemaOf } from '../datasets/schema.js';
+import { csvHeader } from './render.js';
 
-export type ExportFormat = 'csv' | 'ndjson';
-const ROWS_PER_PIECE = 500;
+export type { ExportFormat };
 
-/** Exports being written by this process, so concurrent calls share one. */
-const inFlight = new Map<string, Promise<void>>();
+/** Validity of a download link. */
+export const EXPORT_LINK_TTL_SECONDS = 3600;
 
-/** Makes sure the export of the dataset's current generation exists; returns its object key. */
-export async function ensureExport(
+/** A download link as recorded. */
+export interface ExportLink {
+  id: number;
+  /** Epoch seconds. */
+  expiresAt: number;
+}
+
+/** Records a link to the dataset's records as they are now; the caller signs its URL. */
+export async function createExportLink(
   db: Kysely<Tables>,
-  records: RecordStore,
-  objects: ObjectStore,
   ds: DatasetRow,
   format: ExportFormat,
-): Promise<string> {
-  const key = objectKeys.export(ds.id, ds.generation, format);
-  if ((await objects.head(key)) !== null) return key;
-  let writing = inFlight.get(key);
-  if (writing === undefined) {
-    writing = (async () => {
-      const schema = await datasetSchemaOf(db, ds.id);
-      const body = Readable.from(exportLines(records, ds.records_table, schema, format));
-      // Unbounded: the export's size is that of the dataset, which a load already bounded.
-      await objects.put(key, body, { contentType: mediaTypeOf(format), maxBytes: Number.MAX_SAFE_INTEGER });
-    })().finally(() => inFlight.delete(key));
-    inFlight.set(key, writing);
-  }
-  await writing;
-  return key;
+  nowSeconds: number,
+): Promise<ExportLink> {
+  const expiresAt = nowSeconds + EXPORT_LINK_TTL_SECONDS;
+  const { id } = await db
+    .insertInto('dataset_export_links')
+    .values({
+      dataset_id: ds.id,
+      generation: ds.generation,
+      table_name: ds.records_table,
+      format,
+      expires_at: expiresAt * 1000,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id, expiresAt };
 }
 
 /** The media type of an export format. */
@@ -44,23 +49,34 @@ export function mediaTypeOf(format: ExportFormat): string {
   return format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
 }
 
-async function* exportLines(
+/**
+ * The text of a link's records (CSV with its header line, or NDJSON), streamed from the table it
+ * pins; null when there is no such link of this dataset and format (never made, or the dataset
+ * was deleted). The signature and expiry of the URL are the caller's to check first.
+ */
+export async function openExport(
+  db: Kysely<Tables>,
   records: RecordStore,
-  table: string | null,
-  schema: DatasetSchema,
+  datasetId: string,
+  linkId: number,
   format: ExportFormat,
-): AsyncGenerator<string> {
-  if (format === 'csv') yield csvHeader(schema.properties);
-  if (table === null) return;
-  for await (const rows of records.readAll(table, tableSchemaOf(schema))) {
-    // Pieces well under V8's 128 KB large-object threshold: those strings die young and cheaply.
-    for (let from = 0; from < rows.length; from += ROWS_PER_PIECE) {
-      let piece = '';
-      for (let i = from; i < Math.min(rows.length, from + ROWS_PER_PIECE); i++) {
-        const values = rows[i] as ReadValue[];
-        piece += format === 'csv' ? recordCsv(values) : `${recordJson(schema.properties, values)}\n`;
-      }
-      yield piece;
-    }
-  }
+): Promise<Readable | null> {
+  const link = await db
+    .selectFrom('dataset_export_links')
+    .select(['table_name'])
+    .where('id', '=', linkId)
+    .where('dataset_id', '=', datasetId)
+    .where('format', '=', format)
+    .executeTakeFirst();
+  if (link === undefined) return null;
+  const schema = await datasetSchemaOf(db, datasetId);
+  const header = format === 'csv' ? csvHeader(schema.properties) : '';
+  if (link.table_name === null) return Readable.from([Buffer.from(header)], { objectMode: false });
+  const rows = records.streamText(link.table_name, tableSchemaOf(schema), format);
+  return header === '' ? rows : Readable.from(withHead(Buffer.from(header), rows), { objectMode: false });
+}
+
+async function* withHead(head: Buffer, rest: Readable): AsyncGenerator<Buffer> {
+  yield head;
+  yield* rest as AsyncIterable<Buffer>;
 }

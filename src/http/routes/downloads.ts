@@ -1,10 +1,10 @@
-// GET /downloads/:datasetId/:file: the embedded store's server of signed export links.
+// GET /downloads/:datasetId/:linkId.(csv|ndjson): the records of a records:retrieve link, streamed
+// from the records table the link pins (on every storage backend; nothing is in the object store).
 import { Type } from 'typebox';
-import { mediaTypeOf } from '../../domain/records/export.js';
+import { mediaTypeOf, openExport } from '../../domain/records/export.js';
 import { problem } from '../../errors.js';
 import { checkSignedUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
-import { objectKeys, ObjectNotFound } from '../../storage/objects/index.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
 import { SignedQuery } from '../schemas/jobs.js';
@@ -38,20 +38,15 @@ export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
         throw problem('forbidden', 'The download link has expired; ask for a new one.');
       // Dataset ids are UUIDs: anything else (a signed `..`, say) names no export.
       if (!DATASET_ID.test(datasetId)) throw problem('notFound', 'No export has this name.');
-      const [generation = '', ext = ''] = file.split('.');
+      const [linkId = '', ext = ''] = file.split('.');
       const format = ext === 'csv' ? 'csv' : 'ndjson';
-      const key = objectKeys.export(datasetId, Number(generation), format);
-      try {
-        const body = await deps.objects.get(key);
-        return reply
-          .type(mediaTypeOf(format))
-          .header('content-disposition', `attachment; filename="${datasetId}.${ext}"`)
-          .send(body);
-      } catch (err) {
-        if (err instanceof ObjectNotFound)
-          throw problem('notFound', 'The export is gone (the dataset was deleted).');
-        throw err;
-      }
+      const body = await openExport(deps.db, deps.records, datasetId, Number(linkId), format);
+      if (body === null) throw problem('notFound', 'No export has this name (or its dataset was deleted).');
+      // An expired link in the middle of its download finishes: the table stays pinned a while after.
+      return reply
+        .type(mediaTypeOf(format))
+        .header('content-disposition', `attachment; filename="${datasetId}.${ext}"`)
+        .send(body);
     },
   );
 }

@@ -1,8 +1,7 @@
 // POST /datasets/:id/records:retrieve (a signed download link) and GET /datasets/:id/records (pages).
 import type { Static } from 'typebox';
 import { findVisibleDataset } from '../../domain/datasets/datasets.js';
-import { ensureExport } from '../../domain/records/export.js';
-import { deleteOldExports } from '../../domain/records/old-exports.js';
+import { createExportLink } from '../../domain/records/export.js';
 import { recordsPageJson } from '../../domain/records/pages.js';
 import { signUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
@@ -14,12 +13,9 @@ import { DatasetParams } from '../schemas/datasets.js';
 import { RecordsPage, RecordsQuery, RetrieveBody, RetrieveResult } from '../schemas/records.js';
 
 const security = [{ accessToken: [] }];
-/** Validity of a download link. */
-export const DOWNLOAD_TTL_SECONDS = 3600;
-
-/** The path of the embedded store's download of an export. */
-export const downloadPath = (datasetId: string, generation: number, ext: 'csv' | 'ndjson') =>
-  `/downloads/${datasetId}/${generation}.${ext}`;
+/** The path of a download link (served by downloads.ts on every storage backend). */
+export const downloadPath = (datasetId: string, linkId: number, ext: 'csv' | 'ndjson') =>
+  `/downloads/${datasetId}/${linkId}.${ext}`;
 
 /** Registers the record reading routes on an access-token scope. */
 export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
@@ -39,15 +35,10 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
     async (request) => {
       const ds = await findVisibleDataset(deps.db, installationOf(request), request.params.id);
       const ext = (request.body.contentType ?? 'csv') === 'csv' ? 'csv' : 'ndjson';
-      const key = await ensureExport(deps.db, deps.records, deps.objects, ds, ext);
-      await deleteOldExports(deps.objects, ds.id, ds.generation);
-      const presigned = deps.objects.presigned;
-      if (presigned !== null) {
-        return { url: (await presigned.get(key, { expiresInSeconds: DOWNLOAD_TTL_SECONDS })).url };
-      }
-      const expires = nowSeconds() + DOWNLOAD_TTL_SECONDS;
-      const path = downloadPath(ds.id, ds.generation, ext);
-      return { url: signUrl(deps.signingSecret, deps.config.publicUrl, 'GET', path, expires) };
+      // Answered at once: the link pins this generation's table; the rows are read when it is fetched.
+      const link = await createExportLink(deps.db, ds, ext, nowSeconds());
+      const path = downloadPath(ds.id, link.id, ext);
+      return { url: signUrl(deps.signingSecret, deps.config.publicUrl, 'GET', path, link.expiresAt) };
     },
   );
 

@@ -182,6 +182,23 @@ export interface DatasetRetiredTablesTable {
   retired_at: number;
 }
 
+/** The text formats of records:retrieve. */
+export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** A download link of records:retrieve; it pins its records table until it expires. */
+export interface DatasetExportLinksTable {
+  id: Generated<number>;
+  dataset_id: string;
+  /** The dataset's generation at the call. */
+  generation: number;
+  /** That generation's records table; null when the dataset had never been loaded. */
+  table_name: string | null;
+  format: ExportFormat;
+  /** Epoch milliseconds. */
+  expires_at: number;
+}
+
 /** Every table of the metadata database. */
 export interface Tables {
   users: UsersTable;
@@ -197,6 +214,7 @@ export interface Tables {
   dataset_jobs: DatasetJobsTable;
   dataset_job_logs: DatasetJobLogsTable;
   dataset_retired_tables: DatasetRetiredTablesTable;
+  dataset_export_links: DatasetExportLinksTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -76,7 +76,4 @@ export const objectKeys = {
   /** The slice that starts at byte `start`; zero-padded so keys sort in file order. */
   uploadSlice: (datasetId: string, jobId: string, start: number) =>
     `datasets/${datasetId}/uploads/${jobId}.slices/${String(start).padStart(15, '0')}`,
-  exportsOf: (datasetId: string) => `datasets/${datasetId}/exports/`,
-  export: (datasetId: string, generation: number, ext: 'csv' | 'ndjson') =>
-    `datasets/${datasetId}/exports/${generation}.${ext}`,
 };

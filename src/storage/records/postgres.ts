@@ -2,13 +2,15 @@
 // an indexed table), then the primary key is added; only if that meets duplicates are the earlier
 // rows of each key deleted (by the hidden row-order column) before adding it again.
 import { once } from 'node:events';
+import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Kysely } from 'kysely';
-import type { Tables } from '../db/tables.js';
+import type { ExportFormat, Tables } from '../db/tables.js';
 import { formatCopyRows } from './copy-text.js';
 import { columnDefinitions } from './kinds.js';
 import { RecordReader } from './read.js';
+import { postgresText } from './text-postgres.js';
 import {
   quoteId,
   ROW_COLUMN,
@@ -71,6 +73,10 @@ export class PostgresRecordStore implements RecordStore {
 
   readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]> {
     return this.reader.readAll(table, schema);
+  }
+
+  streamText(table: string, schema: TableSchema, format: ExportFormat): Readable {
+    return postgresText(this.pool, table, schema, format);
   }
 
   async dropTable(table: string): Promise<void> {

@@ -1,6 +1,8 @@
 // The record store seam: every load writes a new table (a generation) that is complete before it
 // becomes visible, so readers see all old or all new records. SQLite and PostgreSQL implement it;
 // how each engine keeps and returns values stays behind it, so callers never ask which engine.
+import type { Readable } from 'node:stream';
+import type { ExportFormat } from '../db/tables.js';
 
 /** How a column's values are kept; each column type of the domain maps to one (see kinds.ts). */
 export type ValueKind = 'text' | 'int64' | 'float64' | 'boolean';
@@ -79,6 +81,15 @@ export interface RecordStore {
   readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]>;
   /** Every row of a committed table in the order of its pages, a batch of rows at a time. */
   readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]>;
+  /**
+   * Every row of a committed table as UTF-8 text, in the order of its pages, read from one snapshot
+   * (a table dropped meanwhile is still read to its end), with backpressure. `csv`: RFC 4180 lines
+   * ending in CRLF, no header; a field is quoted only when it holds `"`, `,`, CR or LF; null is an
+   * empty field. `ndjson`: one JSON object a line, keyed by column name. In both, int64 values are
+   * their decimal digits, float64 values JavaScript's shortest text of the number (`String(n)`),
+   * booleans `true`/`false`. Destroying the stream stops the read and frees its connection.
+   */
+  streamText(table: string, schema: TableSchema, format: ExportFormat): Readable;
   dropTable(table: string): Promise<void>;
   /** Every records table of a dataset: current, retired and staging. */
   listTables(datasetId: string): Promise<string[]>;

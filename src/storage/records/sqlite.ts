@@ -2,13 +2,15 @@
 // gathered into chunks and each chunk is written in one synchronous transaction; the event loop
 // runs between chunks, and no write lock is ever held across an await (the API's connection would
 // otherwise block on it).
+import type { Readable } from 'node:stream';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { openSqliteConnection } from '../db/database.js';
-import type { Tables } from '../db/tables.js';
+import type { ExportFormat, Tables } from '../db/tables.js';
 import { BIND, columnDefinitions } from './kinds.js';
 import { RecordReader } from './read.js';
+import { sqliteText } from './text-sqlite.js';
 import {
   quoteId,
   ROW_COLUMN,
@@ -68,6 +70,10 @@ export class SqliteRecordStore implements RecordStore {
 
   readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]> {
     return this.reader.readAll(table, schema);
+  }
+
+  streamText(table: string, schema: TableSchema, format: ExportFormat): Readable {
+    return sqliteText(this.file, table, schema, format);
   }
 
   async dropTable(table: string): Promise<void> {
