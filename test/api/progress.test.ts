@@ -16,7 +16,10 @@ interface Progress {
   updatedAt: string;
 }
 type LiveLog = { message: string; rowsRead?: number; bytesRead?: number; bytesTotal?: number | null } | null;
-type JobWithProgress = JobBody & { progress: Progress | null };
+type JobWithProgress = Omit<JobBody, 'currentStatus'> & {
+  currentStatus: Omit<JobBody['currentStatus'], 'logData'> & { logData: LiveLog };
+  progress: Progress | null;
+};
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -97,7 +100,7 @@ await forEachDatabase('load progress', (target) => {
         assert.equal(j.currentStatus.datasetJobStatusName, 'Running');
         assert.equal(j.progress!.bytesTotal, total, 'the Content-Length is the total');
         // The Running entry carries the same live figures, in the job view and in logs:current.
-        const log = j.currentStatus.logData as LiveLog;
+        const log = j.currentStatus.logData;
         assert.equal(log?.bytesTotal, total);
         assert.ok((log?.bytesRead ?? 0) >= seen[0]!.bytesRead);
         const current = await h.api<{ datasetJobStatusName: string; logData: LiveLog }>(
@@ -157,7 +160,11 @@ await forEachDatabase('load progress', (target) => {
     const gz = (await uploadAndWait(h, id, packed, { mode: 'replace' })) as JobWithProgress;
     assert.equal(gz.currentStatus.datasetJobStatusName, 'Completed');
     assert.deepEqual(
-      { bytesRead: gz.progress?.bytesRead, bytesTotal: gz.progress?.bytesTotal, rowsRead: gz.progress?.rowsRead },
+      {
+        bytesRead: gz.progress?.bytesRead,
+        bytesTotal: gz.progress?.bytesTotal,
+        rowsRead: gz.progress?.rowsRead,
+      },
       { bytesRead: packed.length, bytesTotal: packed.length, rowsRead: 3000 },
     );
   });

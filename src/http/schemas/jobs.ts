@@ -45,7 +45,9 @@ const LogData = Type.Object({
   message: Type.String(),
   rowsRead: Type.Optional(Type.Integer()),
   bytesRead: Type.Optional(
-    Type.Integer({ description: 'Running: bytes of the file read so far (as stored or sent, before gunzip)' }),
+    Type.Integer({
+      description: 'Running: bytes of the file read so far (as stored or sent, before gunzip)',
+    }),
   ),
   bytesTotal: Type.Optional(
     Type.Union([Type.Integer(), Type.Null()], { description: "Running: the file's size, null when unknown" }),
@@ -77,7 +79,9 @@ export const JobStatusEntry = Type.Object({
 
 const Progress = Type.Object(
   {
-    bytesRead: Type.Integer({ description: 'Bytes of the file read so far (as stored or sent, before gunzip)' }),
+    bytesRead: Type.Integer({
+      description: 'Bytes of the file read so far (as stored or sent, before gunzip)',
+    }),
     bytesTotal: Type.Union([Type.Integer(), Type.Null()], {
       description: "The file's size: the stored upload's, or the URL's Content-Length; null when unknown",
     }),
