@@ -76,6 +76,11 @@ void describe('progress formatting', () => {
       'loading 100% (200,000 rows read, 20,000 rows/s)',
     );
     assert.equal(
+      describeState({ phase: 'load', rows: 0, bytes: 0, total: null, at: 1000 }, start),
+      'loading: starting',
+      'the worker has begun and read nothing yet (the size may still be unknown)',
+    );
+    assert.equal(
       describeState({ phase: 'waiting', status: 'Queued', at: 0 }, start),
       'waiting for a worker (Queued)',
     );

@@ -112,6 +112,7 @@ export function describe(state: ProgressState, since: PhaseStart): string {
     case 'load': {
       const rowRate = perSecond(state.rows - since.rows, seconds);
       const byteRate = perSecond(state.bytes - since.bytes, seconds);
+      if (state.rows === 0 && state.bytes === 0) return 'loading: starting';
       const parts = [`${formatCount(state.rows)} rows read`];
       if (rowRate !== null) parts.push(`${formatCount(rowRate)} rows/s`);
       if (state.total === null) return `loading: ${parts.join(', ')}`;

@@ -76,7 +76,6 @@ export function registerUploadCommand(program: Command): void {
         display.end();
         throw new Error(`upload refused (HTTP ${put.statusCode}): ${detailOf(putText)}`);
       }
-      display.show({ phase: 'upload', bytes: size, total: size, at: Date.now() }, true);
 
       const until = Date.now() + Number(opts.timeout) * 1000;
       let status: JobStatusBody;
@@ -180,7 +179,8 @@ class UploadCounter extends Transform {
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.sent += chunk.length;
-    this.display.show({ phase: 'upload', bytes: this.sent, total: this.total, at: Date.now() });
+    const state = { phase: 'upload', bytes: this.sent, total: this.total, at: Date.now() } as const;
+    this.display.show(state, this.sent === this.total); // the last figures always show
     done(null, chunk);
   }
 }
