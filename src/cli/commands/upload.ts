@@ -41,7 +41,9 @@ const MEDIA_TYPES: Record<string, string> = {
 export function registerUploadCommand(program: Command): void {
   program
     .command('upload <datasetId> <file>')
-    .description('load a CSV, TSV or JSON file (gzip too) into a dataset through the API')
+    .description(
+      'load a CSV, TSV or JSON file (gzip too) into a dataset through the API; progress of the upload and the job goes to stderr',
+    )
     .option('--mode <mode>', 'create (dataset must be empty) or replace', 'create')
     .option('--format <format>', 'csv, tsv or json (default: from the file name)')
     .option('--token <token>', 'access token (default: env DX_ACCESS_TOKEN)')
