@@ -32,6 +32,8 @@ export interface SafeFetchOptions {
 export interface FetchedSource {
   body: Readable;
   contentType: string | null;
+  /** The Content-Length the server declared (bytes as sent, before any gunzip), or null. */
+  size: number | null;
   /** The final URL without its query string, for messages. */
   shownUrl: string;
 }
@@ -96,7 +98,12 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
       );
       pipeline(res.body, body, () => undefined);
       body.on('close', () => void agent.close());
-      return { body, contentType: typeof type === 'string' ? type : null, shownUrl: shownUrl(current) };
+      return {
+        body,
+        contentType: typeof type === 'string' ? type : null,
+        size: Number.isSafeInteger(length) && length >= 0 ? length : null,
+        shownUrl: shownUrl(current),
+      };
     }
   } catch (err) {
     await agent.destroy();

@@ -1,8 +1,10 @@
 // Runs one claimed job to its end: Completed (committed with the records), Failed (with its
-// defects), or released to Queued at shutdown. A heartbeat renews the lease; losing it stops the job.
+// defects), or released to Queued at shutdown. A heartbeat renews the lease and stores the load's
+// progress in the same UPDATE, about every second; losing the lease stops the job.
 import type { DatasetJobRow } from '../storage/db/tables.js';
 import { renewLease } from '../domain/jobs/claims.js';
 import { JobFailure, LeaseLostOnCommit } from '../domain/jobs/load/failure.js';
+import { LoadProgress } from '../domain/jobs/load/progress.js';
 import { cleanupJob, failJob, loadJob, releaseJob } from '../domain/jobs/load/run-load.js';
 import type { WorkerDeps } from './deps.js';
 import { JobStopped } from './job-stopped.js';
@@ -26,20 +28,32 @@ export async function runJob(input: RunJobInput): Promise<void> {
   const controller = new AbortController();
   const onStop = () => controller.abort(input.signal.reason);
   input.signal.addEventListener('abort', onStop, { once: true });
-  const heartbeat = setInterval(
-    () => {
-      renewLease(deps.db, job.id, owner, input.config.jobLeaseMs).then(
+  // Beats run one after another, each storing the figures of the moment it starts, so a slow
+  // write never lands after a later one; the timer skips its beat while one is still under way.
+  let beats = Promise.resolve();
+  let pending = 0;
+  const beat = (): Promise<void> => {
+    pending++;
+    beats = beats
+      .then(() => renewLease(deps.db, job.id, owner, input.config.jobLeaseMs, progress.figures()))
+      .then(
         (ours) => {
           if (!ours) controller.abort(new JobStopped('leaseLost'));
         },
         (err: unknown) => log.warn({ err, jobId: job.id }, 'lease renewal failed'),
-      );
-    },
-    Math.max(100, Math.floor(input.config.jobLeaseMs / 3)),
-  );
+      )
+      .finally(() => pending--);
+    return beats;
+  };
+  // Told once the file is read, so the job's final figures are stored before it ends.
+  const progress = new LoadProgress(beat);
+  void beat(); // figures an earlier attempt left give way to this one's at once
+  const heartbeat = setInterval(() => {
+    if (pending === 0) void beat();
+  }, heartbeatMs(input.config.jobLeaseMs));
 
   try {
-    const done = await loadJob(deps, job, owner, controller.signal);
+    const done = await loadJob(deps, job, owner, controller.signal, progress);
     log.info({ jobId: job.id, datasetId: job.dataset_id, ...done }, 'job completed');
     await cleanupJob(deps, job);
   } catch (err) {
@@ -54,6 +68,7 @@ export async function runJob(input: RunJobInput): Promise<void> {
       log.info({ jobId: job.id }, 'job released at shutdown');
     } else {
       if (!(err instanceof JobFailure)) log.error({ err, jobId: job.id }, 'job failed unexpectedly');
+      await beat(); // the figures where the load stopped stay with the failed job
       await failJob(
         deps,
         job,
@@ -63,6 +78,15 @@ export async function runJob(input: RunJobInput): Promise<void> {
     }
   } finally {
     clearInterval(heartbeat);
+    await beats; // no write of this job outlives it
     input.signal.removeEventListener('abort', onStop);
   }
+}
+
+/** Progress is stored about every second (a client's bar moves smoothly); the lease is renewed at
+ * least every third of its time, so a short lease beats faster. */
+export const PROGRESS_EVERY_MS = 1000;
+
+function heartbeatMs(leaseMs: number): number {
+  return Math.max(100, Math.min(PROGRESS_EVERY_MS, Math.floor(leaseMs / 3)));
 }

@@ -43,14 +43,18 @@ await onDatabase('sqlite', 'dx upload', (target) => {
     writeFileSync(file, 'id,name\n1,Ann\n2,Bob\n2,Bobby\n');
     const res = await dx('upload', id, file);
     assert.equal(res.code, 0, res.stderr);
-    assert.match(res.stderr, /uploading 100%/);
+    // Output to a pipe: plain lines, no redraws; the upload, then the records the job read.
+    assert.ok(!res.stderr.includes('\r') && !res.stdout.includes('\r'), JSON.stringify(res.stderr));
+    const size = Buffer.byteLength('id,name\n1,Ann\n2,Bob\n2,Bobby\n');
+    assert.match(res.stderr, new RegExp(`^uploading 100% \\(${size} B of ${size} B[^\n]*\\)$`, 'm'));
+    assert.match(res.stderr, /^loading 100% \(3 rows read[^\n]*\)$/m);
     assert.match(res.stdout, /Completed: 2 records loaded \(3 rows read, 1 duplicates collapsed\)/);
 
     const bad = join(h.config.dataDir, 'bad.csv');
     writeFileSync(bad, 'id,name\n1,Ann\nx,Bob\n');
     const failed = await dx('upload', id, bad, '--mode', 'replace');
     assert.equal(failed.code, 1);
-    assert.match(failed.stderr, /Failed: .*\n {2}line 3, id: /);
+    assert.match(failed.stderr, /^loading 100% \(2 rows read[^\n]*\)\nFailed: .*\n {2}line 3, id: /m);
 
     const create = await dx('upload', id, file);
     assert.equal(create.code, 1);

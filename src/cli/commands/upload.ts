@@ -1,11 +1,13 @@
 // `dx upload`: an app developer's one-liner to load a file into a dataset over the API: asks for
-// an upload URL, PUTs the file with a progress line on stderr, polls the job, prints the outcome.
+// an upload URL, PUTs the file, polls the job, prints the outcome; progress of the whole job (the
+// upload, then the records read) goes to stderr (progress.ts).
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Command } from 'commander';
 import { request } from 'undici';
+import { parseApiTimestamp, ProgressDisplay } from '../progress.js';
 
 interface UploadOptions {
   mode: string;
@@ -14,6 +16,13 @@ interface UploadOptions {
   url?: string;
   json?: boolean;
   timeout: string;
+}
+
+interface JobProgressBody {
+  bytesRead: number;
+  bytesTotal: number | null;
+  rowsRead: number;
+  updatedAt: string;
 }
 
 interface JobStatusBody {
@@ -32,7 +41,9 @@ const MEDIA_TYPES: Record<string, string> = {
 export function registerUploadCommand(program: Command): void {
   program
     .command('upload <datasetId> <file>')
-    .description('load a CSV, TSV or JSON file (gzip too) into a dataset through the API')
+    .description(
+      'load a CSV, TSV or JSON file (gzip too) into a dataset through the API; progress of the upload and the job goes to stderr',
+    )
     .option('--mode <mode>', 'create (dataset must be empty) or replace', 'create')
     .option('--format <format>', 'csv, tsv or json (default: from the file name)')
     .option('--token <token>', 'access token (default: env DX_ACCESS_TOKEN)')
@@ -56,32 +67,47 @@ export function registerUploadCommand(program: Command): void {
         token,
         { contentType: format },
       );
+      const display = new ProgressDisplay(process.stderr);
       const put = await request(started.url, {
         method: 'PUT',
         headers: { 'content-type': mediaType, 'content-length': String(size) },
-        body: createReadStream(file).pipe(new Progress(size)),
+        body: createReadStream(file).pipe(new UploadCounter(size, display)),
       });
       const putText = await put.body.text();
-      process.stderr.write('\n');
-      if (put.statusCode !== 200)
+      if (put.statusCode !== 200) {
+        display.end();
         throw new Error(`upload refused (HTTP ${put.statusCode}): ${detailOf(putText)}`);
+      }
 
       const until = Date.now() + Number(opts.timeout) * 1000;
       let status: JobStatusBody;
-      for (;;) {
-        const job = await call<{ currentStatus: JobStatusBody }>(
+      // Quick polls at first (a small file is done in a moment), then about the pace at which the
+      // service refreshes a running job's figures (every second).
+      for (let delay = 200; ; delay = Math.min(1000, delay * 1.5)) {
+        const job = await call<{ currentStatus: JobStatusBody; progress?: JobProgressBody | null }>(
           'GET',
           `${base}/datasets/jobs/${started.jobId}`,
           token,
         );
         status = job.currentStatus;
-        if (['Completed', 'Failed', 'Expired'].includes(status.datasetJobStatusName)) {
+        const ended = ['Completed', 'Failed', 'Expired'].includes(status.datasetJobStatusName);
+        const p = job.progress ?? null;
+        if (p !== null) {
+          const state = { rows: p.rowsRead, bytes: p.bytesRead, total: p.bytesTotal };
+          display.show({ phase: 'load', ...state, at: parseApiTimestamp(p.updatedAt) }, ended);
+        } else if (!ended) {
+          display.show({ phase: 'waiting', status: status.datasetJobStatusName, at: Date.now() });
+        }
+        if (ended) {
+          display.end();
           if (opts.json === true) process.stdout.write(`${JSON.stringify(job, null, 2)}\n`);
           break;
         }
-        if (Date.now() > until)
+        if (Date.now() > until) {
+          display.end();
           throw new Error(`job ${started.jobId} is still ${status.datasetJobStatusName}`);
-        await new Promise((r) => setTimeout(r, 300));
+        }
+        await new Promise((r) => setTimeout(r, delay));
       }
       report(started.jobId, status, opts.json === true);
       process.exitCode = status.datasetJobStatusName === 'Completed' ? 0 : 1;
@@ -144,23 +170,19 @@ function detailOf(text: string): string {
   }
 }
 
-/** Passes bytes through and redraws a progress line on stderr. */
-class Progress extends Transform {
+/** Passes the file's bytes through to the PUT, showing how many went. */
+class UploadCounter extends Transform {
   private sent = 0;
-  private lastDraw = 0;
-  constructor(private readonly total: number) {
+  constructor(
+    private readonly total: number,
+    private readonly display: ProgressDisplay,
+  ) {
     super();
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.sent += chunk.length;
-    const now = Date.now();
-    if (now - this.lastDraw > 200 || this.sent === this.total) {
-      this.lastDraw = now;
-      const pct = this.total === 0 ? 100 : Math.floor((this.sent / this.total) * 100);
-      process.stderr.write(`\ruploading ${pct}% (${mb(this.sent)} of ${mb(this.total)} MB)`);
-    }
+    const state = { phase: 'upload', bytes: this.sent, total: this.total, at: Date.now() } as const;
+    this.display.show(state, this.sent === this.total); // the last figures always show
     done(null, chunk);
   }
 }
-
-const mb = (n: number) => (n / 1024 / 1024).toFixed(1);

@@ -7,6 +7,8 @@ import type { Kysely } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import type { ObjectStore } from '../../storage/objects/index.js';
 import { transitionJob } from './jobs.js';
+import { nowTimestamp } from '../../lib/time.js';
+import { progressColumns, type ProgressFigures } from './load/progress.js';
 import { cleanupJob } from './load/run-load.js';
 import { NO_DEFECTS } from './status.js';
 
@@ -55,16 +57,21 @@ export async function claimJob(
   );
 }
 
-/** Extends the lease while the job runs; false when the lease is no longer ours. */
+/** Extends the lease while the job runs, storing the load's progress in the same UPDATE; false
+ * when the lease is no longer ours. */
 export async function renewLease(
   db: Kysely<Tables>,
   jobId: string,
   owner: string,
   leaseMs: number,
+  progress?: ProgressFigures,
 ): Promise<boolean> {
   const res = await db
     .updateTable('dataset_jobs')
-    .set({ lease_expires_at: Date.now() + leaseMs })
+    .set({
+      lease_expires_at: Date.now() + leaseMs,
+      ...(progress !== undefined ? progressColumns(progress, nowTimestamp()) : {}),
+    })
     .where('id', '=', jobId)
     .where('lease_owner', '=', owner)
     .where('status', '=', 'Running')

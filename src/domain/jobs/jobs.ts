@@ -19,7 +19,8 @@ import {
   type UploadType,
 } from './status.js';
 import { JOB_MOVES, type JobMove, type Mover, type MoverOf, type MoveRule, type TargetOf } from './moves.js';
-import { viewJobs, viewStatusEntry, type Job, type JobStatusEntry } from './view.js';
+import { viewJobs, viewStatusEntry, withLiveProgress, type Job, type JobStatusEntry } from './view.js';
+import { progressOf } from './load/progress.js';
 
 export interface NewJob {
   /** Chosen by the caller when the id must be known first (it is part of the object key). */
@@ -231,6 +232,24 @@ export async function jobLogs(db: Db, caller: DatasetCaller, jobId: string): Pro
     .orderBy('id')
     .execute();
   return rows.map(viewStatusEntry);
+}
+
+/** The current status entry of a job; while it runs, with the live figures of its progress. */
+export async function currentJobStatus(
+  db: Db,
+  caller: DatasetCaller,
+  jobId: string,
+): Promise<JobStatusEntry> {
+  const job = await findVisibleJob(db, caller, jobId);
+  const row = await db
+    .selectFrom('dataset_job_logs')
+    .selectAll()
+    .where('job_id', '=', jobId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (row === undefined) throw problem('notFound', `Job ${jobId} has no status.`);
+  return withLiveProgress(viewStatusEntry(row), progressOf(job));
 }
 
 /** The jobs of a dataset the caller may see, newest first. */

@@ -32,10 +32,13 @@ export function asUploadType(value: UploadType | null): UploadType {
   return value ?? 'singlerequest';
 }
 
-/** What a status entry tells about progress. */
+/** What a status entry tells about progress. A Running entry, as read, also carries the job's live
+ * figures (bytesRead, bytesTotal, rowsRead so far); they are never stored in the entry. */
 export interface LogData {
   message: string;
   rowsRead?: number;
+  bytesRead?: number;
+  bytesTotal?: number | null;
   rowsLoaded?: number;
   duplicatesCollapsed?: number;
 }

@@ -13,6 +13,7 @@ import {
   type LogData,
   type UploadType,
 } from './status.js';
+import { progressOf, type JobProgress } from './load/progress.js';
 
 /** A status entry of a job. */
 export interface JobStatusEntry {
@@ -41,6 +42,8 @@ export interface Job {
   contentType: ContentType | null;
   /** uploadUrl jobs: one PUT or a resumable session; null for recordsLoad. */
   uploadType: UploadType | null;
+  /** What the worker has read so far (the final figures once the job ended); null before it runs. */
+  progress: JobProgress | null;
 }
 
 /** A log row in the public shape. */
@@ -52,6 +55,21 @@ export function viewStatusEntry(row: DatasetJobLogRow): JobStatusEntry {
     logData: row.log_data === null ? null : (JSON.parse(row.log_data) as LogData),
     errorData: row.error_data === null ? null : (JSON.parse(row.error_data) as ErrorData),
     dateCreated: row.created_at,
+  };
+}
+
+/** A Running entry with the live figures of the job merged into its logData (read time only: the
+ * stored entry stays as it was written; progress is not a change of state). */
+export function withLiveProgress(entry: JobStatusEntry, progress: JobProgress | null): JobStatusEntry {
+  if (entry.datasetJobStatusName !== 'Running' || progress === null) return entry;
+  return {
+    ...entry,
+    logData: {
+      ...(entry.logData ?? { message: '' }),
+      rowsRead: progress.rowsRead,
+      bytesRead: progress.bytesRead,
+      bytesTotal: progress.bytesTotal,
+    },
   };
 }
 
@@ -82,6 +100,7 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
     if (status === undefined || createdBy === undefined || workspace === undefined) {
       throw new Error(`job ${row.id} is missing its status, creator or workspace`);
     }
+    const progress = progressOf(row);
     return {
       datasetJobId: row.id,
       datasetId: row.dataset_id,
@@ -89,13 +108,14 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
       dateCreated: row.created_at,
       createdBy,
       jobType: row.job_type,
-      currentStatus: viewStatusEntry(status),
+      currentStatus: withLiveProgress(viewStatusEntry(status), progress),
       datasetParentJobId: null,
       children: [],
       allChildrenSucceeded: null,
       mode: row.mode,
       contentType: row.content_type,
       uploadType: row.job_type === 'uploadUrl' ? asUploadType(row.upload_type) : null,
+      progress,
     };
   });
 }

@@ -45,8 +45,11 @@ export async function* readCsv(
   text = newline < 0 ? '' : text.slice(newline + 1);
   let line = 2; // where the next record starts
   let carried = 0; // length of the unfinished record at the start of `text`
+  // The records that came with the header are parsed before waiting for more: a slow source's
+  // first rows count at once (live progress), not when its next chunk arrives.
+  let waiting = text.length === 0;
   for (;;) {
-    if (!ended) {
+    if (!ended && waiting) {
       const next = await it.next();
       if (next.done) ended = true;
       else {
@@ -55,6 +58,7 @@ export async function* readCsv(
         if (text.length < 2 * carried) continue;
       }
     }
+    waiting = true;
     const result = parser.parse(text, 0, !ended) as Papa.ParseResult<string[]>;
     const consumed = ended ? text.length : result.meta.cursor;
     line = yield* takeRows(result, text, consumed, ended, line, layout, ctx);

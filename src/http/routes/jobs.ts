@@ -1,6 +1,5 @@
 // GET /datasets/jobs/:jobId[/logs|/logs:current] and GET /datasets/:id/jobs.
-import { getJob, jobLogs, listDatasetJobs } from '../../domain/jobs/jobs.js';
-import { problem } from '../../errors.js';
+import { currentJobStatus, getJob, jobLogs, listDatasetJobs } from '../../domain/jobs/jobs.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { Envelope, problems } from '../schemas/common.js';
@@ -46,19 +45,14 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
     '/datasets/jobs/:jobId/logs::current',
     {
       schema: {
-        summary: 'The current status entry of a job',
+        summary: 'The current status entry of a job (while Running, with the live progress figures)',
         tags: ['jobs'],
         security,
         params: JobParams,
         response: { 200: JobStatusEntry, ...problems(401, 403, 404) },
       },
     },
-    async (request) => {
-      const logs = await jobLogs(deps.db, installationOf(request), request.params.jobId);
-      const current = logs.at(-1);
-      if (current === undefined) throw problem('notFound', `Job ${request.params.jobId} has no status.`);
-      return current;
-    },
+    async (request) => currentJobStatus(deps.db, installationOf(request), request.params.jobId),
   );
 
   app.get(

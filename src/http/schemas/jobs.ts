@@ -44,6 +44,14 @@ export const UploadJobResult = Type.Object({
 const LogData = Type.Object({
   message: Type.String(),
   rowsRead: Type.Optional(Type.Integer()),
+  bytesRead: Type.Optional(
+    Type.Integer({
+      description: 'Running: bytes of the file read so far (as stored or sent, before gunzip)',
+    }),
+  ),
+  bytesTotal: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], { description: "Running: the file's size, null when unknown" }),
+  ),
   rowsLoaded: Type.Optional(Type.Integer()),
   duplicatesCollapsed: Type.Optional(Type.Integer()),
 });
@@ -69,6 +77,20 @@ export const JobStatusEntry = Type.Object({
   dateCreated: Timestamp,
 });
 
+const Progress = Type.Object(
+  {
+    bytesRead: Type.Integer({
+      description: 'Bytes of the file read so far (as stored or sent, before gunzip)',
+    }),
+    bytesTotal: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The file's size: the stored upload's, or the URL's Content-Length; null when unknown",
+    }),
+    rowsRead: Type.Integer({ description: 'Records read so far, valid or not' }),
+    updatedAt: Timestamp,
+  },
+  { description: 'Refreshed about every second while the job runs; the final figures once it ended' },
+);
+
 export const Job = Type.Object({
   datasetJobId: Type.String(),
   datasetId: Type.String(),
@@ -90,6 +112,9 @@ export const Job = Type.Object({
       description: 'uploadUrl jobs: singlerequest or resumable; null for recordsLoad',
     },
   ),
+  progress: Type.Union([Progress, Type.Null()], {
+    description: 'null until a worker starts the job (and while it waits again after a release)',
+  }),
 });
 
 export const JobParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 64 }) });

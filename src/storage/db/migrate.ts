@@ -12,6 +12,7 @@ import { migration as m004 } from './migrations/004_loading.js';
 import { migration as m005 } from './migrations/005_dxapi_clients.js';
 import { migration as m006 } from './migrations/006_token_keys.js';
 import { migration as m009 } from './migrations/009_export_links.js';
+import { migration as m010 } from './migrations/010_job_progress.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '005_dxapi_clients': m005,
   '006_token_keys': m006,
   '009_export_links': m009,
+  '010_job_progress': m010,
 };
 
 /** The ledger of applied migrations, one row per name. */

@@ -159,6 +159,14 @@ export interface DatasetJobsTable {
   upload_claim: string | null;
   /** Epoch milliseconds after which an unreleased claim (a PUT that died) lapses. */
   upload_claim_expires_at: number | null;
+  /** Bytes of the file read so far by the worker running the job (before gunzip); null until it starts. */
+  progress_bytes: number | null;
+  /** The file's size when known (the stored upload, or the fetched Content-Length), else null. */
+  progress_total_bytes: number | null;
+  /** Records read so far (the parser's rowsRead). */
+  progress_rows: number | null;
+  /** When the figures were last written (a timestamp like created_at); null: never. */
+  progress_at: string | null;
 }
 
 /** One status entry of a job; the newest is its current status. */

@@ -17,6 +17,8 @@ export interface JobTypeContext {
 export interface JobSource {
   body: Readable;
   format: InputFormat;
+  /** The file's size in bytes when known before reading it (progress shows a total), else null. */
+  size: number | null;
 }
 
 /** One module per job type (JOB_TYPE_MODULES). */

@@ -14,7 +14,11 @@ export const recordsLoadJob: JobTypeModule = {
         maxBytes: config.uploadMaxBytes,
         signal,
       });
-      return { body: fetched.body, format: sniffFormat(fetched.contentType, job.source_url) };
+      return {
+        body: fetched.body,
+        format: sniffFormat(fetched.contentType, job.source_url),
+        size: fetched.size,
+      };
     } catch (err) {
       if (err instanceof FetchRefused) throw new JobFailure(`The URL could not be loaded: ${err.message}.`);
       throw err;

@@ -15,11 +15,14 @@ export const uploadJob: JobTypeModule = {
     // Always set for an upload; a missing one leaves the format to the parser's sniffing.
     const format = job.content_type ?? 'auto';
     if (asUploadType(job.upload_type) === 'resumable') {
-      return { body: await sliceStream(objects, job), format };
+      return { body: await sliceStream(objects, job), format, size: Number(job.upload_total) };
     }
     if (job.object_key === null) throw new JobFailure('The job has no uploaded file.');
     try {
-      return { body: await objects.get(job.object_key), format };
+      const body = await objects.get(job.object_key);
+      // One more request to the store for the size; a store that cannot tell leaves it unknown.
+      const info = await objects.head(job.object_key).catch(() => null);
+      return { body, format, size: info?.size ?? null };
     } catch (err) {
       if (err instanceof ObjectNotFound) throw new JobFailure('The uploaded file is gone.');
       throw err;

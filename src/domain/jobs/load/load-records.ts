@@ -12,6 +12,7 @@ import type { LogData } from '../status.js';
 import { retireEarlierAttempts } from './attempts.js';
 import { commitGeneration } from './commit.js';
 import { JobFailure } from './failure.js';
+import type { LoadProgress } from './progress.js';
 
 export interface LoadContext {
   db: Kysely<Tables>;
@@ -19,6 +20,8 @@ export interface LoadContext {
   job: DatasetJobRow;
   leaseOwner: string;
   signal: AbortSignal;
+  /** Live counters the worker stores as the job's progress; told when the whole file is read. */
+  progress?: LoadProgress;
 }
 
 /** Loads `input` into the job's dataset and commits it with the job; returns the Completed log. */
@@ -38,13 +41,14 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
     await retireEarlierAttempts(db, job);
     const table = stagingTableName(job.dataset_id, job.id, job.attempts);
     staging = await ctx.records.createStaging(table, tableSchemaOf(schema), ctx.signal);
-    const stats = { rowsRead: 0 };
+    const stats = ctx.progress?.stats ?? { rowsRead: 0 };
     for await (const batch of parseRecords(input, { schema, format, errors, stats, signal: ctx.signal })) {
       // After the first defect nothing more is written: the job will fail, but the rest of the
       // file is still read so the caller learns about every defect at once.
       if (errors.count === 0) await staging.write(batch.rows);
     }
     ctx.signal.throwIfAborted();
+    await ctx.progress?.parsed();
     if (errors.count > 0) {
       throw new JobFailure(
         `The file has ${errors.count} defect${errors.count === 1 ? '' : 's'} in ${stats.rowsRead} records read; nothing was loaded.`,

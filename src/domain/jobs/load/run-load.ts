@@ -1,7 +1,7 @@
 // A claimed job, run by the worker holding its lease: its file is opened as its type says, loaded
 // and committed; the job then ends Completed (and its file is deleted), Failed, or is released back
 // to the queue. The worker role drives these steps and decides which ending applies.
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../../config.js';
 import type { DatasetJobRow, Tables } from '../../../storage/db/tables.js';
@@ -12,6 +12,7 @@ import { transitionJob } from '../jobs.js';
 import { NO_DEFECTS, type LogData } from '../status.js';
 import type { JobFailure } from './failure.js';
 import { loadRecords } from './load-records.js';
+import { LoadProgress } from './progress.js';
 
 export interface RunLoadDeps {
   config: Config;
@@ -20,14 +21,17 @@ export interface RunLoadDeps {
   records: RecordStore;
 }
 
-/** Opens the job's file and loads it, committed with the job's Completed move; returns its log. */
+/** Opens the job's file and loads it, committed with the job's Completed move; returns its log.
+ * `progress` counts the file's bytes as they arrive (before gunzip) and its records as parsed. */
 export async function loadJob(
   deps: RunLoadDeps,
   job: DatasetJobRow,
   leaseOwner: string,
   signal: AbortSignal,
+  progress: LoadProgress = new LoadProgress(),
 ): Promise<LogData> {
   let body: Readable | null = null;
+  let counted: Readable | null = null;
   try {
     const source = await JOB_TYPE_MODULES[job.job_type].open({
       job,
@@ -36,16 +40,21 @@ export async function loadJob(
       signal,
     });
     body = source.body;
-    // The body can fail before the parser reads it (the job stopped while its table was being
-    // made): that must end this job, not the process. The parser still sees the error.
+    progress.bytesTotal = source.size;
+    // pipeline hands the body's error on to the counter, which the parser reads. Either can fail
+    // before the parser reads it (the job stopped while its table was being made): that must end
+    // this job, not the process, so neither error goes unheard.
+    counted = pipeline(body, progress.counter(), () => undefined);
     body.on('error', () => undefined);
+    counted.on('error', () => undefined);
     return await loadRecords(
-      { db: deps.db, records: deps.records, job, leaseOwner, signal },
-      source.body,
+      { db: deps.db, records: deps.records, job, leaseOwner, signal, progress },
+      counted,
       source.format,
     );
   } finally {
     body?.destroy();
+    counted?.destroy();
   }
 }
 
