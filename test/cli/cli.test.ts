@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -221,6 +221,27 @@ describe('dx for a newcomer', () => {
       assert.match(first.stderr, new RegExp(`created a new database at ${join(root, 'data', 'dx.sqlite')}`));
       const second = await dxIn(root, env, 'apps', 'list');
       assert.equal(second.stderr, '');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test('a stopped service is named with what to do, not a bare ECONNREFUSED', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dx-noservice-'));
+    try {
+      writeFileSync(join(root, 'f.csv'), 'id\n1\n');
+      await assert.rejects(
+        dxIn(root, { DX_ACCESS_TOKEN: 'dxt_x' }, 'upload', 'ds', 'f.csv', '--url', 'http://127.0.0.1:1'),
+        (err: { code: number; stderr: string }) => {
+          assert.equal(err.code, 1);
+          assert.match(
+            err.stderr,
+            /^dx: cannot reach the service at http:\/\/127\.0\.0\.1:1\/: nothing listens there/,
+          );
+          assert.match(err.stderr, /npm start.*DX_API_URL/);
+          return true;
+        },
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -6,6 +6,7 @@ import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Command } from 'commander';
+import { serviceUnreachable } from '../errors.js';
 import { request } from 'undici';
 import { parseApiTimestamp, ProgressDisplay } from '../progress.js';
 
@@ -154,6 +155,8 @@ async function call<T>(method: string, url: string, token: string, body?: unknow
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  }).catch((err: unknown) => {
+    throw serviceUnreachable(err, new URL(url).origin) ?? err;
   });
   const text = await res.body.text();
   if (res.statusCode >= 300)
