@@ -38,6 +38,8 @@ export interface LogData {
   rowsRead?: number;
   rowsLoaded?: number;
   duplicatesCollapsed?: number;
+  /** Records with defects: left out of a Completed load, or the reason a load Failed. */
+  rowsRejected?: number;
 }
 
 /** One defect of a file: the line (1-based, the header is line 1 in CSV) and the property. */
@@ -47,7 +49,7 @@ export interface JobError {
   message: string;
 }
 
-/** Why a job failed: the number of defects and the first 100 of them. */
+/** A file's defects: how many, and the first 100 in line order (all: GET .../errors). */
 export interface ErrorData {
   errorCount: number;
   errors: JobError[];

@@ -3,6 +3,8 @@ import type { DatasetJobLogRow, DatasetJobRow } from '../../storage/db/tables.js
 import type { Db, UserSummary } from '../identity/users.js';
 import { summariesOf } from '../identity/summaries.js';
 import type { WorkspaceSummary } from '../identity/workspaces.js';
+import { loadOptionsOf } from './load-options.js';
+import { rejectedRowsUrl, type LinkSigning } from './rejected-rows-link.js';
 import {
   asUploadType,
   type ContentType,
@@ -41,6 +43,12 @@ export interface Job {
   contentType: ContentType | null;
   /** uploadUrl jobs: one PUT or a resumable session; null for recordsLoad. */
   uploadType: UploadType | null;
+  /** The load reports what it would do and changes nothing. */
+  dryRun: boolean;
+  /** Records with defects the load may leave out and still complete. */
+  maxBadRecords: number;
+  /** Once the job ended with defects: a signed link (1 hour) to the rejected-rows CSV. */
+  rejectedRowsUrl: string | null;
 }
 
 /** A log row in the public shape. */
@@ -55,8 +63,9 @@ export function viewStatusEntry(row: DatasetJobLogRow): JobStatusEntry {
   };
 }
 
-/** Renders job rows with their current status, creator and workspace, keeping the rows' order. */
-export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
+/** Renders job rows with their current status, creator and workspace, keeping the rows' order;
+ * `signing` signs the links to rejected-rows files. */
+export async function viewJobs(db: Db, rows: DatasetJobRow[], signing: LinkSigning): Promise<Job[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const [latest, summaries] = await Promise.all([
@@ -82,6 +91,10 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
     if (status === undefined || createdBy === undefined || workspace === undefined) {
       throw new Error(`job ${row.id} is missing its status, creator or workspace`);
     }
+    const currentStatus = viewStatusEntry(status);
+    // Only a job that ended has a complete list of defects: its final entry carries their count.
+    const defects = currentStatus.errorData?.errorCount ?? 0;
+    const options = loadOptionsOf(row);
     return {
       datasetJobId: row.id,
       datasetId: row.dataset_id,
@@ -89,13 +102,16 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
       dateCreated: row.created_at,
       createdBy,
       jobType: row.job_type,
-      currentStatus: viewStatusEntry(status),
+      currentStatus,
       datasetParentJobId: null,
       children: [],
       allChildrenSucceeded: null,
       mode: row.mode,
       contentType: row.content_type,
       uploadType: row.job_type === 'uploadUrl' ? asUploadType(row.upload_type) : null,
+      dryRun: options.dryRun,
+      maxBadRecords: options.maxBadRecords,
+      rejectedRowsUrl: defects > 0 ? rejectedRowsUrl(signing, row.id) : null,
     };
   });
 }

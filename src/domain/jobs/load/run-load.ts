@@ -68,7 +68,7 @@ export async function failJob(
     {
       move: 'failed',
       by: { kind: 'leaseHolder', owner: leaseOwner },
-      log: { message: failure.message },
+      log: { message: failure.message, ...failure.counts },
       error: failure.errorData ?? NO_DEFECTS,
     },
   );
