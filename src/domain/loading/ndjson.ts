@@ -11,7 +11,7 @@ export async function* readNdjson(
   let text = '';
   let line = 1;
   let record = ''; // the line being checked: its text is the record's
-  ctx.recordText = () => record;
+  ctx.recordText = () => record.replace(/\r$/, '');
   const take = (lineText: string) => {
     // JSON.parse allows surrounding whitespace (a CRLF's '\r' too); only blank lines are skipped.
     if (lineText.length === 0 || (lineText.charCodeAt(0) <= 0x20 && lineText.trim() === '')) return;
