@@ -76,12 +76,11 @@ function errorsAfter(
     .selectAll()
     .where('job_id', '=', jobId)
     .where('attempt', '=', attempt)
-    .$if(after !== null, (q) => {
-      const [line, seq] = after as ErrorPosition;
-      return q.where((eb) =>
-        eb.or([eb('line', '>', line), eb.and([eb('line', '=', line), eb('seq', '>', seq)])]),
-      );
-    })
+    // A row-value comparison, so both engines seek the primary key to the position (an OR of
+    // the two columns made SQLite scan the job's errors from the start for every page).
+    .$if(after !== null, (q) =>
+      q.where((eb) => eb(eb.refTuple('line', 'seq'), '>', eb.tuple(...(after as ErrorPosition)))),
+    )
     .orderBy('line')
     .orderBy('seq')
     .limit(limit)
