@@ -71,20 +71,22 @@ function errorsAfter(
   after: ErrorPosition | null,
   limit: number,
 ): Promise<DatasetJobErrorRow[]> {
-  return db
-    .selectFrom('dataset_job_errors')
-    .selectAll()
-    .where('job_id', '=', jobId)
-    .where('attempt', '=', attempt)
-    // A row-value comparison, so both engines seek the primary key to the position (an OR of
-    // the two columns made SQLite scan the job's errors from the start for every page).
-    .$if(after !== null, (q) =>
-      q.where((eb) => eb(eb.refTuple('line', 'seq'), '>', eb.tuple(...(after as ErrorPosition)))),
-    )
-    .orderBy('line')
-    .orderBy('seq')
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom('dataset_job_errors')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .where('attempt', '=', attempt)
+      // A row-value comparison, so both engines seek the primary key to the position (an OR of
+      // the two columns made SQLite scan the job's errors from the start for every page).
+      .$if(after !== null, (q) =>
+        q.where((eb) => eb(eb.refTuple('line', 'seq'), '>', eb.tuple(...(after as ErrorPosition)))),
+      )
+      .orderBy('line')
+      .orderBy('seq')
+      .limit(limit)
+      .execute()
+  );
 }
 
 function jobError(row: DatasetJobErrorRow): JobError {
