@@ -22,6 +22,7 @@ import { recordRoutes } from './routes/records.js';
 import { storageNotificationRoutes } from './routes/storage-notifications.js';
 import { uploadReceiverRoutes } from './routes/uploads.js';
 import { downloadRoutes } from './routes/downloads.js';
+import { rejectedRowsRoutes } from './routes/rejected-rows.js';
 import { openApiDocument } from './openapi.js';
 import { requestMetrics } from './metrics.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
@@ -97,6 +98,7 @@ export async function buildApp(
   // Signed URLs and the store's webhook carry their own credential: mounted at the root.
   uploadReceiverRoutes(app, deps);
   downloadRoutes(app, deps);
+  rejectedRowsRoutes(app, deps);
   storageNotificationRoutes(app, deps);
 
   await app.register(

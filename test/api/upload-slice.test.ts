@@ -38,6 +38,7 @@ await forEachDatabase('upload URL slice', (target) => {
     assert.deepEqual(job.currentStatus.logData, {
       message: 'Loaded 2 records.',
       rowsRead: 3,
+      rowsRejected: 0,
       rowsLoaded: 2,
       duplicatesCollapsed: 1,
     });

@@ -18,7 +18,9 @@ import {
   type LogData,
   type UploadType,
 } from './status.js';
+import { DEFAULT_LOAD_OPTIONS, type LoadOptions } from './load-options.js';
 import { JOB_MOVES, type JobMove, type Mover, type MoverOf, type MoveRule, type TargetOf } from './moves.js';
+import type { LinkSigning } from './rejected-rows-link.js';
 import { viewJobs, viewStatusEntry, withLiveProgress, type Job, type JobStatusEntry } from './view.js';
 import { progressOf } from './load/progress.js';
 
@@ -30,6 +32,8 @@ export interface NewJob {
   createdByUserId: number;
   jobType: JobType;
   mode: LoadMode;
+  /** Dry run and tolerated bad records; the defaults (a real load, none tolerated) when left out. */
+  options?: LoadOptions;
   contentType: ContentType | null;
   sourceUrl?: string;
   objectKey?: string;
@@ -42,6 +46,7 @@ export interface NewJob {
 /** Inserts a job with its first status entry. */
 export async function createJob(db: Kysely<Tables>, input: NewJob): Promise<DatasetJobRow> {
   const id = input.id ?? randomUUID();
+  const options = input.options ?? DEFAULT_LOAD_OPTIONS;
   const now = nowTimestamp();
   return db.transaction().execute(async (trx) => {
     const row = await trx
@@ -52,6 +57,8 @@ export async function createJob(db: Kysely<Tables>, input: NewJob): Promise<Data
         workspace_id: input.workspaceId,
         job_type: input.jobType,
         mode: input.mode,
+        dry_run: options.dryRun ? 1 : 0,
+        max_bad_records: options.maxBadRecords,
         content_type: input.contentType,
         source_url: input.sourceUrl ?? null,
         object_key: input.objectKey ?? null,
@@ -96,7 +103,12 @@ export type Transition<M extends JobMove> = {
   log: LogData | ((job: DatasetJobRow) => LogData);
   /** fileReceived: the format the file will be read as. */
   contentType?: ContentType;
-} & (TargetOf<M> extends 'Failed' ? { error: ErrorData } : { error?: never });
+} & (TargetOf<M> extends 'Failed'
+  ? { error: ErrorData }
+  : // A load that left bad records out completes with them.
+    TargetOf<M> extends 'Completed'
+    ? { error?: ErrorData }
+    : { error?: never });
 
 /** Moves a job if its state and mover admit the move; returns the moved job, or undefined. */
 export async function transitionJob<M extends JobMove>(
@@ -216,8 +228,13 @@ export async function findVisibleJob(db: Db, caller: DatasetCaller, jobId: strin
 }
 
 /** One job in the public shape. */
-export async function getJob(db: Db, caller: DatasetCaller, jobId: string): Promise<Job> {
-  const [job] = await viewJobs(db, [await findVisibleJob(db, caller, jobId)]);
+export async function getJob(
+  db: Db,
+  caller: DatasetCaller,
+  jobId: string,
+  signing: LinkSigning,
+): Promise<Job> {
+  const [job] = await viewJobs(db, [await findVisibleJob(db, caller, jobId)], signing);
   if (job === undefined) throw problem('notFound', `Job ${jobId} not found.`);
   return job;
 }
@@ -253,7 +270,12 @@ export async function currentJobStatus(
 }
 
 /** The jobs of a dataset the caller may see, newest first. */
-export async function listDatasetJobs(db: Db, caller: DatasetCaller, datasetId: string): Promise<Job[]> {
+export async function listDatasetJobs(
+  db: Db,
+  caller: DatasetCaller,
+  datasetId: string,
+  signing: LinkSigning,
+): Promise<Job[]> {
   await findVisibleDataset(db, caller, datasetId);
   const rows = await db
     .selectFrom('dataset_jobs')
@@ -262,5 +284,5 @@ export async function listDatasetJobs(db: Db, caller: DatasetCaller, datasetId: 
     .orderBy('created_at', 'desc')
     .orderBy('id')
     .execute();
-  return viewJobs(db, rows);
+  return viewJobs(db, rows, signing);
 }

@@ -9,6 +9,7 @@ import { nowSeconds } from '../../lib/time.js';
 import { findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
 import { createJob } from './jobs.js';
 import { checkModeOnRequest } from './load-modes.js';
+import type { LoadOptions } from './load-options.js';
 import type { ContentType, LoadMode, UploadType } from './status.js';
 
 /** How long an upload URL (and its Created job) stays usable. */
@@ -35,7 +36,13 @@ async function datasetFor(db: Kysely<Tables>, caller: DatasetCaller, datasetId: 
 export async function requestUploadUrl(
   db: Kysely<Tables>,
   caller: DatasetCaller & { ownerUserId: number },
-  input: { datasetId: string; mode: LoadMode; contentType: ContentType; uploadType: UploadType },
+  input: {
+    datasetId: string;
+    mode: LoadMode;
+    options: LoadOptions;
+    contentType: ContentType;
+    uploadType: UploadType;
+  },
   store: { objects: ObjectStore; publicUrl: string; signingSecret: string },
 ): Promise<UploadJobResult> {
   const ds = await datasetFor(db, caller, input.datasetId, input.mode);
@@ -49,6 +56,7 @@ export async function requestUploadUrl(
     createdByUserId: caller.ownerUserId,
     jobType: 'uploadUrl',
     mode: input.mode,
+    options: input.options,
     contentType: input.contentType,
     objectKey,
     // The signed URL counts seconds, the job's column milliseconds.
@@ -72,7 +80,7 @@ export async function requestUploadUrl(
 export async function requestRecordsLoad(
   db: Kysely<Tables>,
   caller: DatasetCaller & { ownerUserId: number },
-  input: { datasetId: string; mode: LoadMode; url: string },
+  input: { datasetId: string; mode: LoadMode; options: LoadOptions; url: string },
 ): Promise<UploadJobResult> {
   let parsed: URL | null = null;
   try {
@@ -92,6 +100,7 @@ export async function requestRecordsLoad(
     createdByUserId: caller.ownerUserId,
     jobType: 'recordsLoad',
     mode: input.mode,
+    options: input.options,
     contentType: null,
     sourceUrl: input.url,
     status: 'Queued',

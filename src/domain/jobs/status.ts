@@ -41,6 +41,8 @@ export interface LogData {
   bytesTotal?: number | null;
   rowsLoaded?: number;
   duplicatesCollapsed?: number;
+  /** Records with defects: left out of a Completed load, or the reason a load Failed. */
+  rowsRejected?: number;
 }
 
 /** One defect of a file: the line (1-based, the header is line 1 in CSV) and the property. */
@@ -50,7 +52,7 @@ export interface JobError {
   message: string;
 }
 
-/** Why a job failed: the number of defects and the first 100 of them. */
+/** A file's defects: how many, and the first 100 in line order (all: GET .../errors). */
 export interface ErrorData {
   errorCount: number;
   errors: JobError[];

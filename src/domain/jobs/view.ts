@@ -3,6 +3,8 @@ import type { DatasetJobLogRow, DatasetJobRow } from '../../storage/db/tables.js
 import type { Db, UserSummary } from '../identity/users.js';
 import { summariesOf } from '../identity/summaries.js';
 import type { WorkspaceSummary } from '../identity/workspaces.js';
+import { loadOptionsOf } from './load-options.js';
+import { rejectedRowsUrl, type LinkSigning } from './rejected-rows-link.js';
 import {
   asUploadType,
   type ContentType,
@@ -44,6 +46,12 @@ export interface Job {
   uploadType: UploadType | null;
   /** What the worker has read so far (the final figures once the job ended); null before it runs. */
   progress: JobProgress | null;
+  /** The load reports what it would do and changes nothing. */
+  dryRun: boolean;
+  /** Records with defects the load may leave out and still complete. */
+  maxBadRecords: number;
+  /** Once the job ended with defects: a signed link (1 hour) to the rejected-rows CSV. */
+  rejectedRowsUrl: string | null;
 }
 
 /** A log row in the public shape. */
@@ -73,8 +81,9 @@ export function withLiveProgress(entry: JobStatusEntry, progress: JobProgress | 
   };
 }
 
-/** Renders job rows with their current status, creator and workspace, keeping the rows' order. */
-export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
+/** Renders job rows with their current status, creator and workspace, keeping the rows' order;
+ * `signing` signs the links to rejected-rows files. */
+export async function viewJobs(db: Db, rows: DatasetJobRow[], signing: LinkSigning): Promise<Job[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const [latest, summaries] = await Promise.all([
@@ -101,6 +110,10 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
       throw new Error(`job ${row.id} is missing its status, creator or workspace`);
     }
     const progress = progressOf(row);
+    const currentStatus = viewStatusEntry(status);
+    // Only a job that ended has a complete list of defects: its final entry carries their count.
+    const defects = currentStatus.errorData?.errorCount ?? 0;
+    const options = loadOptionsOf(row);
     return {
       datasetJobId: row.id,
       datasetId: row.dataset_id,
@@ -108,7 +121,7 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
       dateCreated: row.created_at,
       createdBy,
       jobType: row.job_type,
-      currentStatus: withLiveProgress(viewStatusEntry(status), progress),
+      currentStatus: withLiveProgress(currentStatus, progress),
       datasetParentJobId: null,
       children: [],
       allChildrenSucceeded: null,
@@ -116,6 +129,9 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[]): Promise<Job[]> {
       contentType: row.content_type,
       uploadType: row.job_type === 'uploadUrl' ? asUploadType(row.upload_type) : null,
       progress,
+      dryRun: options.dryRun,
+      maxBadRecords: options.maxBadRecords,
+      rejectedRowsUrl: defects > 0 ? rejectedRowsUrl(signing, row.id) : null,
     };
   });
 }

@@ -2,7 +2,7 @@
 // and the batch of valid rows being filled.
 import type { DatasetSchema, PropertyType } from '../datasets/schema.js';
 import type { CellValue } from './cells.js';
-import type { ErrorCollector } from './errors.js';
+import { ERROR_BACKLOG_LIMIT, type ErrorCollector } from './errors.js';
 
 /** Counters of one parse, updated while it runs. */
 export interface ParseStats {
@@ -24,8 +24,14 @@ export class LoadContext {
   readonly names: string[];
   readonly types: PropertyType[];
   readonly required: boolean[];
+  /**
+   * The text of the record being read, as the parser saw it; asked only when the record has a
+   * defect (for the rejected-rows file). Each reader sets it once per chunk, not per record.
+   */
+  recordText: () => string = () => '';
   private rows: CellValue[][] = [];
   private lines: number[] = [];
+  private textOf = { record: 0, text: '' };
 
   constructor(
     schema: DatasetSchema,
@@ -39,9 +45,17 @@ export class LoadContext {
     this.required = schema.properties.map((p) => p.required || schema.primaryKey.includes(p.name));
   }
 
-  /** Records an error; `property` names the schema property (or the offending column or key). */
+  /** Records a defect of the record being read (the `rowsRead`-th); `property` names the schema
+   * property (or the offending key). The record is left out, the rest of the file still loads. */
   error(line: number, message: string, property?: string): void {
-    this.errors.add(property === undefined ? { line, message } : { line, property, message });
+    const record = this.stats.rowsRead;
+    if (this.textOf.record !== record) this.textOf = { record, text: this.recordText() };
+    this.errors.add(loadError(line, message, property), this.textOf.text, record);
+  }
+
+  /** Records a defect of the file as a whole (its header, its structure): nothing can load. */
+  fileError(line: number, message: string, property?: string): void {
+    this.errors.addFileError(loadError(line, message, property));
   }
 
   /** Adds a valid row to the current batch. */
@@ -50,9 +64,10 @@ export class LoadContext {
     this.lines.push(line);
   }
 
-  /** True when the current batch should be handed out. */
+  /** True when the current batch should be handed out: it is full, or many defects wait to be
+   * stored (then the batch may be small, even empty). */
   get full(): boolean {
-    return this.rows.length >= this.batchSize;
+    return this.rows.length >= this.batchSize || this.errors.backlog >= ERROR_BACKLOG_LIMIT;
   }
 
   /** True when the current batch holds rows. */
@@ -67,4 +82,8 @@ export class LoadContext {
     this.lines = [];
     return batch;
   }
+}
+
+function loadError(line: number, message: string, property: string | undefined) {
+  return property === undefined ? { line, message } : { line, property, message };
 }

@@ -19,22 +19,23 @@ export interface ColumnLayout {
 
 /** Maps header names (trimmed, matched exactly) to properties; header defects are errors on line 1. */
 export function columnLayout(header: string[], ctx: LoadContext): ColumnLayout {
-  const errorsBefore = ctx.errors.count;
+  const errorsBefore = ctx.errors.fileErrors;
   const seen = new Map<string, number>();
   header.forEach((raw, i) => {
     const name = raw.trim();
-    if (seen.has(name)) ctx.error(1, `column "${name}" appears more than once in the header`, name);
+    if (seen.has(name)) ctx.fileError(1, `column "${name}" appears more than once in the header`, name);
     else seen.set(name, i);
-    if (!ctx.names.includes(name)) ctx.error(1, `column "${name}" is not a property of the dataset`, name);
+    if (!ctx.names.includes(name))
+      ctx.fileError(1, `column "${name}" is not a property of the dataset`, name);
   });
   const columns = ctx.names.map((name) => {
     const column = seen.get(name);
-    if (column === undefined) ctx.error(1, `the header has no column for property "${name}"`, name);
+    if (column === undefined) ctx.fileError(1, `the header has no column for property "${name}"`, name);
     return column ?? -1;
   });
   const converters = ctx.types.map((type) => COLUMN_TYPES[type].fromText);
   const inPlace = header.length === columns.length && columns.every((column, p) => column === p);
-  return { columns, converters, inPlace, width: header.length, ok: ctx.errors.count === errorsBefore };
+  return { columns, converters, inPlace, width: header.length, ok: ctx.errors.fileErrors === errorsBefore };
 }
 
 /** The delimiter for `auto`: a tab when the header line has tabs and no commas, else a comma. */

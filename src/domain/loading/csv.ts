@@ -26,13 +26,13 @@ export async function* readCsv(
     if (next.done) ended = true;
     else text += next.value;
     if (text.length > MAX_RECORD_CHARS) {
-      ctx.error(1, 'the header line is too long');
+      ctx.fileError(1, 'the header line is too long');
       return;
     }
   }
   const headerLine = (newline < 0 ? text : text.slice(0, newline)).replace(/\r$/, '');
   if (headerLine.trim() === '') {
-    ctx.error(1, 'expected a header row naming the properties');
+    ctx.fileError(1, 'expected a header row naming the properties');
     return;
   }
   const delim = delimiter ?? guessDelimiter(headerLine);
@@ -65,7 +65,7 @@ export async function* readCsv(
     text = text.slice(consumed);
     carried = text.length;
     if (carried > MAX_RECORD_CHARS) {
-      ctx.error(line, `a record is longer than ${MAX_RECORD_CHARS} characters (an unclosed quote?)`);
+      ctx.fileError(line, `a record is longer than ${MAX_RECORD_CHARS} characters (an unclosed quote?)`);
       break;
     }
     if (ended) break;
@@ -84,30 +84,36 @@ function* takeRows(
   ctx: LoadContext,
 ): Generator<ParsedBatch, number, undefined> {
   const rows = result.data;
-  const quoteErrors = new Map<number, string>();
+  const quoteErrors = new Map<number, Papa.ParseError>();
   for (const e of result.errors)
-    if (e.row !== undefined && !quoteErrors.has(e.row)) quoteErrors.set(e.row, e.message);
+    if (e.row !== undefined && !quoteErrors.has(e.row)) quoteErrors.set(e.row, e);
   // Every row but a final unterminated one ends with '\n'; any other newline sits inside quotes.
   const terminators = ended ? rows.length - 1 : rows.length;
   const multiline = countNewlines(text, consumed) !== terminators;
+  let at = line; // where the record being checked starts; `line` is where the next one does
+  ctx.recordText = recordTextOf(text, consumed, line, () => [at, line]);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] ?? [];
     const last = row.length - 1;
     const lastField = row[last] ?? '';
     if (lastField.charCodeAt(lastField.length - 1) === 0x0d) row[last] = lastField.slice(0, -1);
-    const at = line;
+    at = line;
     line += multiline ? 1 + newlinesIn(row) : 1;
     if (row.length === 1 && row[0] === '') continue; // a blank line is not a record
     ctx.stats.rowsRead++;
     const quoteError = quoteErrors.size === 0 ? undefined : quoteErrors.get(r);
-    if (quoteError !== undefined) ctx.error(at, `malformed quotes: ${quoteError}`);
-    else if (row.length !== layout.width) {
+    if (quoteError !== undefined) {
+      // An unclosed quote swallowed the rest of the file into this record: nothing after it can
+      // be trusted, so it is a defect of the file, not of one record.
+      if (quoteError.code === 'MissingQuotes') ctx.fileError(at, `malformed quotes: ${quoteError.message}`);
+      else ctx.error(at, `malformed quotes: ${quoteError.message}`);
+    } else if (row.length !== layout.width) {
       ctx.error(at, `the record has ${row.length} fields but the header has ${layout.width}`);
     } else {
       const cells = rowToCells(row, at, layout, ctx);
       if (cells !== undefined && layout.ok) ctx.accept(cells, at);
-      if (ctx.full) yield ctx.take();
     }
+    if (ctx.full) yield ctx.take();
   }
   return line;
 }
@@ -142,6 +148,35 @@ function rowToCells(
     } else cells[p] = value;
   }
   return ok ? cells : undefined;
+}
+
+/**
+ * The text of the record being checked (`span()` gives the line it starts on and the line the next
+ * one starts on), cut from the chunk's text by counting newlines. Only bad records ask for it, and
+ * the search goes forward from where the last one ended: at most one pass over the chunk.
+ */
+function recordTextOf(
+  text: string,
+  consumed: number,
+  firstLine: number,
+  span: () => [number, number],
+): () => string {
+  let cursorLine = firstLine;
+  let cursor = 0;
+  const startOf = (line: number): number => {
+    while (cursorLine < line && cursor < consumed) {
+      const newline = text.indexOf('\n', cursor);
+      cursor = newline < 0 || newline >= consumed ? consumed : newline + 1;
+      cursorLine++;
+    }
+    return cursor;
+  };
+  return () => {
+    const [from, to] = span();
+    const start = startOf(from);
+    const end = startOf(to);
+    return text.slice(start, end).replace(/\r?\n$/, '');
+  };
 }
 
 function countNewlines(text: string, end: number): number {

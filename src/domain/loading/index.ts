@@ -1,5 +1,5 @@
 // The parse-and-validate stage of record loading: what the loading job needs from it.
 export type { CellValue } from './cells.js';
 export type { ParsedBatch, ParseStats } from './context.js';
-export { ErrorCollector, MAX_KEPT_ERRORS, type LoadError } from './errors.js';
+export { ErrorCollector, MAX_KEPT_ERRORS, type CollectedError, type LoadError } from './errors.js';
 export { DEFAULT_BATCH_SIZE, parseRecords, type InputFormat, type ParseOptions } from './parse.js';

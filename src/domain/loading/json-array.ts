@@ -155,7 +155,7 @@ export async function* readJsonArray(
     if (splitter.failure !== undefined) break;
   }
   splitter.end();
-  if (splitter.failure !== undefined) ctx.error(splitter.failure.line, splitter.failure.message);
+  if (splitter.failure !== undefined) ctx.fileError(splitter.failure.line, splitter.failure.message);
   if (ctx.pending) yield ctx.take();
 }
 
@@ -166,6 +166,8 @@ function* takeObjects(
 ): Generator<ParsedBatch, void, undefined> {
   const { text, starts, ends, lines } = run;
   if (lines.length === 0) return;
+  let k = 0;
+  ctx.recordText = () => text.slice(starts[k], ends[k]);
   let values: unknown;
   try {
     // One native call for the whole run: the splitter checked that only commas lie between.
@@ -173,7 +175,7 @@ function* takeObjects(
   } catch {
     values = undefined; // some object is malformed: parse them one by one to say which
   }
-  for (let k = 0; k < lines.length; k++) {
+  for (; k < lines.length; k++) {
     const line = lines[k] ?? 0;
     if (Array.isArray(values) && values.length === lines.length) shape.take(values[k], line);
     else shape.takeText(text.slice(starts[k], ends[k]), line);

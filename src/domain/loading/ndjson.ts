@@ -10,28 +10,31 @@ export async function* readNdjson(
   const shape = new JsonShape(ctx);
   let text = '';
   let line = 1;
+  let record = ''; // the line being checked: its text is the record's
+  ctx.recordText = () => record.replace(/\r$/, '');
+  const take = (lineText: string) => {
+    // JSON.parse allows surrounding whitespace (a CRLF's '\r' too); only blank lines are skipped.
+    if (lineText.length === 0 || (lineText.charCodeAt(0) <= 0x20 && lineText.trim() === '')) return;
+    record = lineText;
+    shape.takeText(lineText, line);
+  };
   for await (const chunk of chunks) {
     const from = text.length; // the carried text has no newline: search only the new part
     text += chunk;
     let start = 0;
     for (let nl = text.indexOf('\n', from); nl >= 0; nl = text.indexOf('\n', start)) {
-      takeLine(text.slice(start, nl), line++, shape);
+      take(text.slice(start, nl));
+      line++;
       start = nl + 1;
       if (ctx.full) yield ctx.take();
     }
     text = text.slice(start);
     if (text.length > MAX_RECORD_CHARS) {
-      ctx.error(line, `a line is longer than ${MAX_RECORD_CHARS} characters`);
+      ctx.fileError(line, `a line is longer than ${MAX_RECORD_CHARS} characters`);
       text = '';
       break;
     }
   }
-  takeLine(text, line, shape);
+  take(text);
   if (ctx.pending) yield ctx.take();
-}
-
-function takeLine(text: string, line: number, shape: JsonShape): void {
-  // JSON.parse allows surrounding whitespace (a CRLF's '\r' too); only blank lines are skipped.
-  if (text.length === 0 || (text.charCodeAt(0) <= 0x20 && text.trim() === '')) return;
-  shape.takeText(text, line);
 }

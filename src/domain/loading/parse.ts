@@ -49,7 +49,7 @@ export async function* parseRecords(
     if (first === '[') yield* readJsonArray(chunks, ctx);
     else if (first === '{') yield* readNdjson(chunks, ctx);
     else if (format === 'auto') yield* readCsv(chunks, ctx, undefined);
-    else ctx.error(1, 'expected a JSON array of objects or newline-delimited JSON objects');
+    else ctx.fileError(1, 'expected a JSON array of objects or newline-delimited JSON objects');
   } finally {
     await text.return(); // releases the input when the caller stops early
   }

@@ -24,6 +24,7 @@ export function recordCsv(values: ReadValue[]): string {
   return `${values.map((v) => (v === null ? '' : csvField(String(v)))).join(',')}\r\n`;
 }
 
-function csvField(s: string): string {
+/** One CSV field (RFC 4180): quoted when it holds a quote, a comma or a line break. */
+export function csvField(s: string): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }

@@ -1,15 +1,19 @@
-// GET /datasets/jobs/:jobId[/logs|/logs:current] and GET /datasets/:id/jobs.
+// GET /datasets/jobs/:jobId[/logs|/logs:current|/errors] and GET /datasets/:id/jobs.
 import { currentJobStatus, getJob, jobLogs, listDatasetJobs } from '../../domain/jobs/jobs.js';
+import { rowErrorsPage } from '../../domain/jobs/row-errors.js';
+import { problem } from '../../errors.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { Envelope, problems } from '../schemas/common.js';
 import { DatasetParams } from '../schemas/datasets.js';
-import { Job, JobParams, JobStatusEntry } from '../schemas/jobs.js';
+import { ErrorsPage, ErrorsQuery, Job, JobParams, JobStatusEntry } from '../schemas/jobs.js';
 
 const security = [{ accessToken: [] }];
 
 /** Registers the job routes on an access-token scope. */
 export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
+  // Read per request: the public URL is configuration, which may be set after the routes are.
+  const signing = () => ({ publicUrl: deps.config.publicUrl, signingSecret: deps.signingSecret });
   app.get(
     '/datasets/jobs/:jobId',
     {
@@ -21,7 +25,22 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
         response: { 200: Job, ...problems(401, 403, 404) },
       },
     },
-    async (request) => getJob(deps.db, installationOf(request), request.params.jobId),
+    async (request) => getJob(deps.db, installationOf(request), request.params.jobId, signing()),
+  );
+
+  app.get(
+    '/datasets/jobs/:jobId/errors',
+    {
+      schema: {
+        summary: "Every defect of the job's file, in line order, a page at a time",
+        tags: ['jobs'],
+        security,
+        params: JobParams,
+        querystring: ErrorsQuery,
+        response: { 200: ErrorsPage, ...problems(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => rowErrorsPage(deps.db, installationOf(request), request.params.jobId, request.query),
   );
 
   app.get(
@@ -67,7 +86,7 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
       },
     },
     async (request) => {
-      const data = await listDatasetJobs(deps.db, installationOf(request), request.params.id);
+      const data = await listDatasetJobs(deps.db, installationOf(request), request.params.id, signing());
       return { metadata: { count: data.length }, data };
     },
   );

@@ -1,12 +1,13 @@
 // POST /datasets/:id/uploadUrl and POST /datasets/:id/records:load: start a load job.
+import { parseLoadOptions } from '../../domain/jobs/load-options.js';
 import { requestRecordsLoad, requestUploadUrl } from '../../domain/jobs/requests.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
 import { DatasetParams } from '../schemas/datasets.js';
 import {
-  ModeQuery,
   RecordsLoadBody,
+  RecordsLoadQuery,
   UploadJobResult,
   UploadUrlBody,
   UploadUrlQuery,
@@ -36,6 +37,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
         {
           datasetId: request.params.id,
           mode: request.query.mode ?? 'create',
+          options: parseLoadOptions(request.query),
           contentType: request.body.contentType,
           uploadType: request.query.type ?? 'singlerequest',
         },
@@ -53,7 +55,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
         tags: ['loading'],
         security,
         params: DatasetParams,
-        querystring: ModeQuery,
+        querystring: RecordsLoadQuery,
         body: RecordsLoadBody,
         response: { 202: UploadJobResult, ...problems(400, 401, 403, 404, 409) },
       },
@@ -62,6 +64,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
       const result = await requestRecordsLoad(deps.db, installationOf(request), {
         datasetId: request.params.id,
         mode: request.query.mode ?? 'create',
+        options: parseLoadOptions(request.query),
         url: request.body.url,
       });
       deps.notifier.notify();

@@ -7,6 +7,7 @@ import {
   UPLOAD_TYPES,
   type UploadType,
 } from '../../domain/jobs/status.js';
+import { MAX_BAD_RECORDS_LIMIT } from '../../domain/jobs/load-options.js';
 import { Timestamp, UserSummary, WorkspaceSummary } from './common.js';
 
 export const ModeQuery = Type.Object({
@@ -15,8 +16,30 @@ export const ModeQuery = Type.Object({
   ),
 });
 
+/** The load options of uploadUrl and records:load (docs/loading.md, "Dry runs, tolerated bad rows"). */
+export const LoadOptionsQuery = Type.Object({
+  dryRun: Type.Optional(
+    Type.Unsafe<'true' | 'false'>({
+      type: 'string',
+      enum: ['true', 'false'],
+      default: 'false',
+      description: 'true: run the whole load and report what it would do, but change nothing',
+    }),
+  ),
+  maxBadRecords: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{1,10}$',
+      default: '0',
+      description: `0 to ${MAX_BAD_RECORDS_LIMIT}: records with defects the load may leave out and still complete`,
+    }),
+  ),
+});
+
+export const RecordsLoadQuery = Type.Object({ ...ModeQuery.properties, ...LoadOptionsQuery.properties });
+
 export const UploadUrlQuery = Type.Object({
   ...ModeQuery.properties,
+  ...LoadOptionsQuery.properties,
   type: Type.Optional(
     Type.Unsafe<UploadType>({
       type: 'string',
@@ -54,14 +77,35 @@ const LogData = Type.Object({
   ),
   rowsLoaded: Type.Optional(Type.Integer()),
   duplicatesCollapsed: Type.Optional(Type.Integer()),
+  rowsRejected: Type.Optional(
+    Type.Integer({
+      description: 'Records with defects, left out of the load (Completed) or not loaded (Failed)',
+    }),
+  ),
+});
+
+const RowError = Type.Object({
+  line: Type.Integer(),
+  property: Type.Optional(Type.String()),
+  message: Type.String(),
 });
 
 const ErrorData = Type.Object({
-  errorCount: Type.Integer(),
-  errors: Type.Array(
-    Type.Object({ line: Type.Integer(), property: Type.Optional(Type.String()), message: Type.String() }),
-    { maxItems: 100 },
-  ),
+  errorCount: Type.Integer({ description: 'Every defect found (a record may have several)' }),
+  errors: Type.Array(RowError, {
+    maxItems: 100,
+    description: 'The first 100 in line order; GET .../errors lists them all',
+  }),
+});
+
+export const ErrorsQuery = Type.Object({
+  pageSize: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: '1 to 10000, default 100' })),
+  pageToken: Type.Optional(Type.String({ description: 'nextPageToken of the previous page' })),
+});
+
+export const ErrorsPage = Type.Object({
+  metadata: Type.Object({ count: Type.Integer(), nextPageToken: Type.Union([Type.String(), Type.Null()]) }),
+  data: Type.Array(RowError),
 });
 
 export const JobStatusEntry = Type.Object({
@@ -114,6 +158,12 @@ export const Job = Type.Object({
   ),
   progress: Type.Union([Progress, Type.Null()], {
     description: 'null until a worker starts the job (and while it waits again after a release)',
+  }),
+  dryRun: Type.Boolean({ description: 'true: the load reports what it would do and changes nothing' }),
+  maxBadRecords: Type.Integer({ description: 'Records with defects the load may leave out' }),
+  rejectedRowsUrl: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Once the job ended with defects: a signed link (1 hour, new on every read) to a CSV of them (line,property,message,originalText)',
   }),
 });
 

@@ -159,6 +159,10 @@ export interface DatasetJobsTable {
   upload_claim: string | null;
   /** Epoch milliseconds after which an unreleased claim (a PUT that died) lapses. */
   upload_claim_expires_at: number | null;
+  /** 1: run the whole load, then drop the table instead of committing it; 0: a real load. */
+  dry_run: Generated<number>;
+  /** Records with defects the load may leave out and still complete. */
+  max_bad_records: Generated<number>;
   /** Bytes of the file read so far by the worker running the job (before gunzip); null until it starts. */
   progress_bytes: number | null;
   /** The file's size when known (the stored upload, or the fetched Content-Length), else null. */
@@ -169,13 +173,29 @@ export interface DatasetJobsTable {
   progress_at: string | null;
 }
 
+/** One defect of a job's file, stored as the parse goes (all of them, not only the first 100). */
+export interface DatasetJobErrorsTable {
+  job_id: string;
+  /** The attempt that found it (DatasetJobsTable.attempts); only the last attempt's are read. */
+  attempt: number;
+  /** The line where the record starts (1 for defects of the header or the file as a whole). */
+  line: number;
+  /** 1, 2, 3 … in the order found; orders the defects of one line. */
+  seq: number;
+  property: string | null;
+  message: string;
+  /** The record as the parser saw it, cut at 4096 characters; '' when not known, null on the
+   * second and later defects of one record (its text is on the first). */
+  original_text: string | null;
+}
+
 /** One status entry of a job; the newest is its current status. */
 export interface DatasetJobLogsTable {
   id: Generated<number>;
   job_id: string;
   status_code: number;
   status_name: JobStatus;
-  /** JSON: {message, rowsRead, rowsLoaded, duplicatesCollapsed} */
+  /** JSON: {message, rowsRead, rowsLoaded, duplicatesCollapsed, rowsRejected} */
   log_data: string | null;
   /** JSON: {errorCount, errors: [{line, property?, message}]} */
   error_data: string | null;
@@ -221,6 +241,7 @@ export interface Tables {
   proxy_ids: ProxyIdsTable;
   dataset_jobs: DatasetJobsTable;
   dataset_job_logs: DatasetJobLogsTable;
+  dataset_job_errors: DatasetJobErrorsTable;
   dataset_retired_tables: DatasetRetiredTablesTable;
   dataset_export_links: DatasetExportLinksTable;
 }
@@ -237,3 +258,4 @@ export type NewDataset = Insertable<DatasetsTable>;
 export type ProxyIdRow = Selectable<ProxyIdsTable>;
 export type DatasetJobRow = Selectable<DatasetJobsTable>;
 export type DatasetJobLogRow = Selectable<DatasetJobLogsTable>;
+export type DatasetJobErrorRow = Selectable<DatasetJobErrorsTable>;

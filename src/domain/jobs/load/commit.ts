@@ -6,7 +6,7 @@ import type { DatasetRow, Tables } from '../../../storage/db/tables.js';
 import { nowTimestamp } from '../../../lib/time.js';
 import { transitionJobIn } from '../jobs.js';
 import { checkModeOnCommit, LOAD_MODE_POLICY } from '../load-modes.js';
-import type { LoadMode, LogData } from '../status.js';
+import type { ErrorData, LoadMode, LogData } from '../status.js';
 import { JobFailure, LeaseLostOnCommit } from './failure.js';
 
 export interface CommitRequest {
@@ -19,6 +19,8 @@ export interface CommitRequest {
   table: string;
   rowsLoaded: number;
   log: LogData;
+  /** The defects of the records left out (maxBadRecords), if any. */
+  errorData?: ErrorData;
 }
 
 /** Makes the loaded table the dataset's records; returns the new generation. */
@@ -55,7 +57,12 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
       const completed = await transitionJobIn(
         trx,
         { id: req.jobId },
-        { move: 'completed', by: { kind: 'leaseHolder', owner: req.leaseOwner }, log: req.log },
+        {
+          move: 'completed',
+          by: { kind: 'leaseHolder', owner: req.leaseOwner },
+          log: req.log,
+          ...(req.errorData !== undefined ? { error: req.errorData } : {}),
+        },
       );
       // Another worker owns the job now (our lease lapsed): undo the swap, leave it to them.
       if (completed === undefined) throw new LeaseLostOnCommit();

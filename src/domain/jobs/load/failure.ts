@@ -1,11 +1,13 @@
 // How a job ends when it cannot complete: a message (and the file's defects) for its status entry.
-import type { ErrorData } from '../status.js';
+import type { ErrorData, LogData } from '../status.js';
 
 /** A failure to report on the job (the message is shown to the caller: no secrets in it). */
 export class JobFailure extends Error {
   constructor(
     message: string,
     readonly errorData: ErrorData | null = null,
+    /** Counts for the status entry (records read and rejected). */
+    readonly counts: Omit<LogData, 'message'> = {},
   ) {
     super(message);
   }

@@ -1,16 +1,26 @@
-// The load pipeline shared by both job types: parse the file into a fresh staging table, then
-// swap it in. Any failure drops the staging table, so the dataset keeps exactly what it had.
+// The load pipeline shared by both job types: parse the file into a fresh staging table, storing
+// every defect as it goes, then swap the table in (or, for a dry run, drop it and report). Any
+// failure drops the staging table, so the dataset keeps exactly what it had.
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../../storage/db/tables.js';
 import { stagingTableName, type RecordStore, type StagingWriter } from '../../../storage/records/index.js';
 import { datasetSchemaOf } from '../../datasets/datasets.js';
 import { tableSchemaOf } from '../../datasets/schema.js';
-import { ErrorCollector, parseRecords, type InputFormat } from '../../loading/index.js';
+import {
+  ErrorCollector,
+  MAX_KEPT_ERRORS,
+  parseRecords,
+  type InputFormat,
+  type ParseStats,
+} from '../../loading/index.js';
 import { checkModeOnStart } from '../load-modes.js';
-import type { LogData } from '../status.js';
+import { loadOptionsOf, type LoadOptions } from '../load-options.js';
+import { RowErrorLog } from '../row-errors.js';
+import type { ErrorData, LogData } from '../status.js';
 import { retireEarlierAttempts } from './attempts.js';
-import { commitGeneration } from './commit.js';
+import { commitGeneration, type CommitRequest } from './commit.js';
+import { completeDryRun } from './dry-run.js';
 import { JobFailure } from './failure.js';
 import type { LoadProgress } from './progress.js';
 
@@ -27,6 +37,7 @@ export interface LoadContext {
 /** Loads `input` into the job's dataset and commits it with the job; returns the Completed log. */
 export async function loadRecords(ctx: LoadContext, input: Readable, format: InputFormat): Promise<LogData> {
   const { db, job } = ctx;
+  const options = loadOptionsOf(job);
   const ds = await db
     .selectFrom('datasets')
     .select(['generation', 'record_count'])
@@ -36,48 +47,93 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
   checkModeOnStart(job.mode, ds);
   const schema = await datasetSchemaOf(db, job.dataset_id);
   const errors = new ErrorCollector();
+  const rowErrors = await RowErrorLog.open(db, job);
+  // Bad records are left out as long as there are no more than the job tolerates; a defect of
+  // the file as a whole (its header, its structure) is never tolerated.
+  const withinTolerance = () => errors.fileErrors === 0 && errors.rowsRejected <= options.maxBadRecords;
   let staging: StagingWriter | null = null;
   try {
     await retireEarlierAttempts(db, job);
     const table = stagingTableName(job.dataset_id, job.id, job.attempts);
     staging = await ctx.records.createStaging(table, tableSchemaOf(schema), ctx.signal);
-    const stats = ctx.progress?.stats ?? { rowsRead: 0 };
+    const stats: ParseStats = ctx.progress?.stats ?? { rowsRead: 0 };
     for await (const batch of parseRecords(input, { schema, format, errors, stats, signal: ctx.signal })) {
-      // After the first defect nothing more is written: the job will fail, but the rest of the
-      // file is still read so the caller learns about every defect at once.
-      if (errors.count === 0) await staging.write(batch.rows);
+      // Past the tolerance nothing more is written: the job will fail, but the rest of the file
+      // is still read so the caller learns about every defect at once.
+      if (withinTolerance() && batch.rows.length > 0) await staging.write(batch.rows);
+      await rowErrors.save(errors.take());
     }
+    await rowErrors.save(errors.take());
     ctx.signal.throwIfAborted();
     await ctx.progress?.parsed();
-    if (errors.count > 0) {
-      throw new JobFailure(
-        `The file has ${errors.count} defect${errors.count === 1 ? '' : 's'} in ${stats.rowsRead} records read; nothing was loaded.`,
-        {
-          errorCount: errors.count,
-          errors: errors.errors,
-        },
-      );
+    const errorData: ErrorData | undefined =
+      errors.count > 0
+        ? { errorCount: errors.count, errors: await rowErrors.first(MAX_KEPT_ERRORS) }
+        : undefined;
+    const counts = { rowsRead: stats.rowsRead, rowsRejected: errors.rowsRejected };
+    if (!withinTolerance()) {
+      throw new JobFailure(failureMessage(errors, stats, options), errorData ?? null, counts);
     }
     const result = await staging.finish();
     const log: LogData = {
-      message: `Loaded ${result.rowsLoaded} records.`,
-      rowsRead: stats.rowsRead,
+      message: completedMessage(result.rowsLoaded, errors.rowsRejected, options),
+      ...counts,
       rowsLoaded: result.rowsLoaded,
       duplicatesCollapsed: result.duplicatesCollapsed,
     };
-    await commitGeneration(db, {
+    const end: Omit<CommitRequest, 'table' | 'rowsLoaded'> = {
       datasetId: job.dataset_id,
       jobId: job.id,
       leaseOwner: ctx.leaseOwner,
       mode: job.mode,
       startGeneration: ds.generation,
-      table: staging.table,
-      rowsLoaded: result.rowsLoaded,
       log,
-    });
+      ...(errorData !== undefined ? { errorData } : {}),
+    };
+    try {
+      if (options.dryRun) {
+        await staging.abort();
+        await completeDryRun(db, end);
+      } else {
+        await commitGeneration(db, { ...end, table: staging.table, rowsLoaded: result.rowsLoaded });
+      }
+    } catch (err) {
+      // The mode refused the commit: the job fails with the defects it found all the same.
+      if (err instanceof JobFailure && err.errorData === null && errorData !== undefined) {
+        throw new JobFailure(err.message, errorData, counts);
+      }
+      throw err;
+    }
     return log;
   } catch (err) {
     if (staging !== null) await staging.abort();
     throw err;
   }
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Why the load failed on the file's defects. */
+function failureMessage(errors: ErrorCollector, stats: ParseStats, options: LoadOptions): string {
+  const prefix = options.dryRun ? 'Dry run: ' : '';
+  const found = `The file has ${plural(errors.count, 'defect')}`;
+  if (errors.fileErrors > 0 || options.maxBadRecords === 0) {
+    return `${prefix}${found} in ${stats.rowsRead} records read; nothing was loaded.`;
+  }
+  return (
+    `${prefix}${found} in ${errors.rowsRejected} of ${stats.rowsRead} records read, more bad ` +
+    `records than maxBadRecords=${options.maxBadRecords}; nothing was loaded.`
+  );
+}
+
+/** What a completed load did (or, for a dry run, would have done). */
+function completedMessage(rowsLoaded: number, rowsRejected: number, options: LoadOptions): string {
+  const leftOut =
+    rowsRejected > 0
+      ? ` ${plural(rowsRejected, 'record')} with defects ${options.dryRun ? 'would be' : 'were'} left out (maxBadRecords=${options.maxBadRecords}).`
+      : '';
+  if (options.dryRun) {
+    return `Dry run: ${plural(rowsLoaded, 'record')} would have been loaded.${leftOut} Nothing was changed.`;
+  }
+  return `Loaded ${plural(rowsLoaded, 'record')}.${leftOut}`;
 }

@@ -77,7 +77,7 @@ export async function failJob(
     {
       move: 'failed',
       by: { kind: 'leaseHolder', owner: leaseOwner },
-      log: { message: failure.message },
+      log: { message: failure.message, ...failure.counts },
       error: failure.errorData ?? NO_DEFECTS,
     },
   );
