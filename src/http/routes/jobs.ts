@@ -1,7 +1,6 @@
 // GET /datasets/jobs/:jobId[/logs|/logs:current|/errors] and GET /datasets/:id/jobs.
 import { currentJobStatus, getJob, jobLogs, listDatasetJobs } from '../../domain/jobs/jobs.js';
 import { rowErrorsPage } from '../../domain/jobs/row-errors.js';
-import { problem } from '../../errors.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { Envelope, problems } from '../schemas/common.js';
