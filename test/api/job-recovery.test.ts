@@ -126,7 +126,7 @@ await forEachDatabase('job recovery', (target) => {
     }
   });
 
-  void it('deletes every table and file of a deleted dataset', async () => {
+  void it('deletes every table, link and file of a deleted dataset', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     const w = worker();
     try {
@@ -144,8 +144,11 @@ await forEachDatabase('job recovery', (target) => {
       await w.close(1000);
     }
     assert.equal((await h.services.records.listTables(id)).length, 2, 'current and retired tables');
-    assert.ok((await h.services.objects.list(`datasets/${id}/`)).length >= 2);
+    const links = () =>
+      db().selectFrom('dataset_export_links').select('id').where('dataset_id', '=', id).execute();
+    assert.equal((await links()).length, 2, 'one download link per retrieve, each pinning its table');
     assert.equal((await h.api('DELETE', `/datasets/${id}`)).status, 204);
+    assert.deepEqual(await links(), []);
     assert.deepEqual(await h.services.records.listTables(id), []);
     assert.deepEqual(await h.services.objects.list(`datasets/${id}/`), []);
     const ledger = await db()
