@@ -1,10 +1,11 @@
 // Housekeeping a worker does between jobs: expire unused upload URLs, drop retired record tables
-// once no reader can still be paging them.
+// once no reader can still be paging them, delete idempotency keys past their 24 hours.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../storage/db/tables.js';
 import type { ObjectStore } from '../storage/objects/index.js';
 import type { RecordStore } from '../storage/records/index.js';
 import { expireUploads } from '../domain/jobs/uploads.js';
+import { deleteExpiredIdempotencyKeys } from '../domain/idempotency/idempotency-keys.js';
 
 /** Superseded tables stay this long: a page request or export that started just before a swap finishes. */
 export const RETIRED_TABLE_GRACE_MS = 10 * 60 * 1000;
@@ -17,7 +18,11 @@ export interface SweepDeps {
 
 /** Runs every housekeeping step once; returns how many things it changed. */
 export async function sweep(deps: SweepDeps, now = Date.now()): Promise<number> {
-  return (await expireUploads(deps, now)) + (await dropRetiredTables(deps, now));
+  return (
+    (await expireUploads(deps, now)) +
+    (await dropRetiredTables(deps, now)) +
+    (await deleteExpiredIdempotencyKeys(deps.db, now))
+  );
 }
 
 /** Drops the retired record tables whose grace period has passed. */

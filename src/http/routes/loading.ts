@@ -1,6 +1,7 @@
 // POST /datasets/:id/uploadUrl and POST /datasets/:id/records:load: start a load job.
 import { requestRecordsLoad, requestUploadUrl } from '../../domain/jobs/requests.js';
 import { installationOf } from '../auth.js';
+import { IDEMPOTENCY_PROBLEMS, IdempotencyKeyHeaders, idempotentRoute } from '../idempotency.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
 import { DatasetParams } from '../schemas/datasets.js';
@@ -25,9 +26,11 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
         security,
         params: DatasetParams,
         querystring: UploadUrlQuery,
+        headers: IdempotencyKeyHeaders,
         body: UploadUrlBody,
-        response: { 202: UploadJobResult, ...problems(400, 401, 403, 404, 409) },
+        response: { 202: UploadJobResult, ...problems(401, 403, 404, ...IDEMPOTENCY_PROBLEMS) },
       },
+      ...idempotentRoute(deps),
     },
     async (request, reply) => {
       const result = await requestUploadUrl(
@@ -54,9 +57,11 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
         security,
         params: DatasetParams,
         querystring: ModeQuery,
+        headers: IdempotencyKeyHeaders,
         body: RecordsLoadBody,
-        response: { 202: UploadJobResult, ...problems(400, 401, 403, 404, 409) },
+        response: { 202: UploadJobResult, ...problems(401, 403, 404, ...IDEMPOTENCY_PROBLEMS) },
       },
+      ...idempotentRoute(deps),
     },
     async (request, reply) => {
       const result = await requestRecordsLoad(deps.db, installationOf(request), {

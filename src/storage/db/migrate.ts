@@ -11,6 +11,7 @@ import { migration as m003 } from './migrations/003_proxy_ids.js';
 import { migration as m004 } from './migrations/004_loading.js';
 import { migration as m005 } from './migrations/005_dxapi_clients.js';
 import { migration as m006 } from './migrations/006_token_keys.js';
+import { migration as m008 } from './migrations/008_idempotency_keys.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '004_loading': m004,
   '005_dxapi_clients': m005,
   '006_token_keys': m006,
+  '008_idempotency_keys': m008,
 };
 
 /** The ledger of applied migrations, one row per name. */

@@ -182,6 +182,25 @@ export interface DatasetRetiredTablesTable {
   retired_at: number;
 }
 
+/**
+ * The first answer to a request sent with an `Idempotency-Key`, per installation (#12). A row
+ * whose `response_status` is null is in progress: `holder` (one random id per claim) is handling
+ * it until `lease_expires_at`. Instants are epoch milliseconds.
+ */
+export interface IdempotencyKeysTable {
+  installation_id: number;
+  key: string;
+  /** Hex SHA-256 of the request: method, route, parameters, query and body. */
+  fingerprint: string;
+  holder: string;
+  created_at: number;
+  /** While in progress: when an unfinished claim (its process died) lapses; null once answered. */
+  lease_expires_at: number | null;
+  response_status: number | null;
+  response_type: string | null;
+  response_body: string | null;
+}
+
 /** Every table of the metadata database. */
 export interface Tables {
   users: UsersTable;
@@ -197,6 +216,7 @@ export interface Tables {
   dataset_jobs: DatasetJobsTable;
   dataset_job_logs: DatasetJobLogsTable;
   dataset_retired_tables: DatasetRetiredTablesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -211,3 +231,4 @@ export type NewDataset = Insertable<DatasetsTable>;
 export type ProxyIdRow = Selectable<ProxyIdsTable>;
 export type DatasetJobRow = Selectable<DatasetJobsTable>;
 export type DatasetJobLogRow = Selectable<DatasetJobLogsTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
