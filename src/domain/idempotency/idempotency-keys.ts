@@ -222,11 +222,12 @@ export async function deleteExpiredIdempotencyKeys(
   const cutoff = now - IDEMPOTENCY_WINDOW_MS;
   const result = await db
     .deleteFrom('idempotency_keys')
-    .where(({ eb, refTuple, selectFrom }) =>
+    .where((eb) =>
       eb(
-        refTuple('installation_id', 'key'),
+        eb.refTuple('installation_id', 'key'),
         'in',
-        selectFrom('idempotency_keys')
+        eb
+          .selectFrom('idempotency_keys')
           .select(['installation_id', 'key'])
           .where('created_at', '<=', cutoff)
           .orderBy('created_at')
