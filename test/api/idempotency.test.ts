@@ -2,6 +2,8 @@
 // over real HTTP on both engines.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture, type Json } from '../support/fixture.js';
 import {
@@ -25,6 +27,38 @@ const PROPS = [
 /** A records:load source the worker refuses at once (a private address): no network is used. */
 const SOURCE = 'http://127.0.0.1:9/file.csv';
 
+const BIN = join(process.cwd(), 'bin', 'dx.js');
+
+/** A second `dx serve --role api` process on the fixture's database; resolves with its origin. */
+async function startApiProcess(env: Record<string, string>) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--role', 'api', '--api-port', '0'], {
+    env: { ...process.env, ...env, HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let banner = '';
+  child.stderr.setEncoding('utf8');
+  const origin = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no API process: ${banner}`)), 60_000);
+    child.stderr.on('data', (chunk: string) => {
+      banner += chunk;
+      const match = /API listening on (http:\/\/[^/\s]+)\/api\/v1/.exec(banner);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('exit', () => reject(new Error(`API process exited: ${banner}`)));
+  });
+  return {
+    origin,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 let keyCounter = 0;
 /** A key no other test uses. */
 const newKey = () => `key-${process.pid}-${Date.now()}-${keyCounter++}`;
@@ -42,8 +76,9 @@ await forEachDatabase('idempotent requests', (target) => {
     body: unknown,
     key?: string,
     token: string = h.token,
+    origin: string = h.baseUrl,
   ): Promise<Answer> => {
-    const res = await fetch(`${h.baseUrl}/api/v1${path}`, {
+    const res = await fetch(`${origin}/api/v1${path}`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${token}`,
@@ -152,6 +187,33 @@ await forEachDatabase('idempotent requests', (target) => {
     const retry = await post(`/datasets/${datasetId}/records:load?mode=replace`, { url: SOURCE }, key);
     assert.equal(retry.replayed, 'true');
     assert.equal(retry.json.jobId, accepted[0]!.json.jobId);
+  });
+
+  void it('shares keys between API processes on one database', async () => {
+    const other = await startApiProcess(h.processEnv);
+    try {
+      const datasetId = await h.defineDataset(PROPS, ['id']);
+      const key = newKey();
+      const path = `/datasets/${datasetId}/records:load?mode=replace`;
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          post(path, { url: SOURCE }, key, h.token, i % 2 === 0 ? h.baseUrl : other.origin),
+        ),
+      );
+      const accepted = answers.filter((a) => a.status === 202);
+      assert.equal(accepted.filter((a) => a.replayed === null).length, 1, 'exactly one request ran');
+      for (const a of answers) assert.ok([202, 409].includes(a.status), a.text);
+      const jobs = await jobIds(datasetId);
+      assert.equal(jobs.length, 1);
+      // Each process replays the answer the other may have given.
+      for (const origin of [h.baseUrl, other.origin]) {
+        const retry = await post(path, { url: SOURCE }, key, h.token, origin);
+        assert.equal(retry.replayed, 'true');
+        assert.equal(retry.json.jobId, jobs[0]);
+      }
+    } finally {
+      await other.stop();
+    }
   });
 
   void it('lets one of concurrent requests that differ run; the others are 409 or 422', async () => {
