@@ -48,7 +48,10 @@ async function startApiProcess(env: Record<string, string>) {
         resolve(match[1]);
       }
     });
-    child.once('exit', () => reject(new Error(`API process exited: ${banner}`)));
+    // 'close', not 'exit': by then everything it wrote has been read, so a failure shows why.
+    child.once('close', (code, signal) =>
+      reject(new Error(`API process ended (${code ?? signal}) before listening: ${banner}`)),
+    );
   });
   return {
     origin,
