@@ -1,7 +1,9 @@
 // Shared plumbing of the CLI commands: configuration, a migrated database, output.
+import { existsSync } from 'node:fs';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../storage/db/database.js';
 import { migrateToLatest } from '../storage/db/migrate.js';
+import { databaseUnreachable } from './errors.js';
 
 /** Options every command accepts. */
 export interface OutputOptions {
@@ -11,13 +13,38 @@ export interface OutputOptions {
 /** Runs `fn` with the configuration and a migrated database, closing it afterwards. */
 export async function withDatabase<T>(fn: (database: Database, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const database = await openDatabase(config.databaseUrl);
+  const { database } = await openMigrated(config);
   try {
-    await migrateToLatest(database);
     return await fn(database, config);
   } finally {
     await database.close();
   }
+}
+
+/**
+ * Opens and migrates the configured database. A new SQLite file is said aloud: run from another
+ * folder, the default `./data` would otherwise be a silent, empty second database.
+ */
+export async function openMigrated(config: Config): Promise<{ database: Database; applied: string[] }> {
+  const sqliteFile = config.databaseUrl.startsWith('sqlite:')
+    ? config.databaseUrl.slice('sqlite:'.length)
+    : null;
+  const isNew = sqliteFile !== null && !existsSync(sqliteFile);
+  let database: Database | null = null;
+  let applied: string[];
+  try {
+    database = await openDatabase(config.databaseUrl);
+    applied = await migrateToLatest(database);
+  } catch (err) {
+    await database?.close();
+    throw databaseUnreachable(err, config.databaseUrl) ?? err;
+  }
+  if (isNew) {
+    process.stderr.write(
+      `dx: created a new database at ${sqliteFile} (set DATA_DIR or DATABASE_URL to use another)\n`,
+    );
+  }
+  return { database, applied };
 }
 
 /** Prints either JSON (for scripts) or the human-readable lines. */

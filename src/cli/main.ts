@@ -1,4 +1,5 @@
 // The `dx` command line: serving, migrations and onboarding, each command with --help.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ProblemError } from '../errors.js';
@@ -13,6 +14,7 @@ import { registerInstallationCommands, registerWorkspaceCommands } from './comma
 export function buildProgram(): Command {
   const program = new Command('dx')
     .description('Dataset Exchange Service and Request Proxy')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
   registerServeCommands(program);
@@ -23,6 +25,14 @@ export function buildProgram(): Command {
   registerUploadCommand(program);
   registerProxyIdCommands(program);
   return program;
+}
+
+/** The version in package.json (dist/src/cli/main.js is three folders below it). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
 }
 
 /**

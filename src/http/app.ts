@@ -8,6 +8,7 @@ import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
 import { acceptEmptyJsonBodies } from './body.js';
 import { refuseNulInUrls } from './nul-characters.js';
 import { clientErrorHandler } from './client-errors.js';
+import { frameworkErrorHandler, requireHostHeader } from './framework-errors.js';
 import type { ApiDeps, TypedApp } from './deps.js';
 import { installProblemHandlers } from './problems.js';
 import { authRoutes } from './routes/auth.js';
@@ -69,6 +70,8 @@ export async function buildApp(
     },
     routerOptions: { ignoreTrailingSlash: true },
     clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
+    http: { requireHostHeader: false },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -83,6 +86,7 @@ export async function buildApp(
     void reply.header('x-request-id', request.id);
   });
   installProblemHandlers(app);
+  requireHostHeader(app);
   acceptEmptyJsonBodies(app);
   refuseNulInUrls(app);
   decorateAuth(app);

@@ -66,6 +66,10 @@ export function asProblem(err: FastifyError): ProblemError {
 /** Sends a problem reply with its headers. */
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, p: ProblemError): FastifyReply {
   for (const [name, value] of Object.entries(p.headers)) void reply.header(name, value);
+  // Refused before its body was read (a 413 mid-upload): the client may still be sending. Closing
+  // the connection after the answer tells it at once, where keep-alive would leave it sending
+  // into a server that no longer reads, and the connection open until the keep-alive timeout.
+  if (!request.raw.complete) void reply.header('connection', 'close');
   return reply
     .code(p.status)
     .type('application/problem+json')

@@ -34,44 +34,77 @@ export interface StartOptions {
   database?: OpenOptions;
 }
 
-/** Starts the roles of `config` in this process. */
+/** A role could not start (its port is taken, say); the roles already started were stopped. */
+export class RoleStartError extends Error {
+  constructor(role: string, address: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | null)?.code;
+    const why =
+      code === 'EADDRINUSE'
+        ? `${address} is already in use (another \`dx serve\` running?); stop it, or choose another port`
+        : code === 'EACCES'
+          ? `${address} needs privileges this user lacks; choose a port above 1023`
+          : cause instanceof Error
+            ? cause.message
+            : String(cause);
+    super(`the ${role} could not listen: ${why}`, { cause });
+  }
+}
+
+/** Starts the roles of `config` in this process; if one cannot start, stops the others and throws. */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger =
     options.logger === false ? createLogger('silent') : (options.logger ?? createLogger(config.logLevel));
   const database = await openDatabase(config.databaseUrl, options.database);
-  await migrateToLatest(database);
-  const services = createServices(config, database);
-  // The proxy starts first so /metrics can include its workers' figures.
-  const proxy = config.roles.includes('proxy')
-    ? await runProxyRole(config, { database, logger: roleLogger(logger, 'proxy') })
-    : null;
-
+  let proxy: ProxyRole | null = null;
   let api: FastifyInstance | null = null;
-  let apiUrl: string | null = null;
-  if (config.roles.includes('api')) {
-    api = await buildApp(config, services, {
-      logger: roleLogger(logger, 'api'),
-      ...(proxy !== null ? { extraMetrics: () => proxy.metrics() } : {}),
-    });
-    const address = await api.listen({ host: config.host, port: config.apiPort });
-    apiUrl = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
-  }
+  try {
+    await migrateToLatest(database);
+    const services = createServices(config, database);
+    // The proxy starts first so /metrics can include its workers' figures.
+    if (config.roles.includes('proxy')) {
+      const address = `${config.host}:${config.proxyPort} (PROXY_PORT)`;
+      proxy = await runProxyRole(config, { database, logger: roleLogger(logger, 'proxy') }).catch(
+        (err: unknown) => {
+          throw new RoleStartError('proxy', address, err);
+        },
+      );
+    }
 
-  let worker: Worker | null = null;
-  let uploads: UploadWatcher | null = null;
-  if (config.roles.includes('worker')) {
-    const log = roleLogger(logger, 'worker');
-    worker = startWorker({ config, ...services, log });
-    uploads = startUploadArrivals(config, services, log);
-    log.info({ concurrency: config.workerConcurrency }, 'worker started');
-  }
+    let apiUrl: string | null = null;
+    if (config.roles.includes('api')) {
+      api = await buildApp(config, services, {
+        logger: roleLogger(logger, 'api'),
+        ...(proxy !== null ? { extraMetrics: () => (proxy as ProxyRole).metrics() } : {}),
+      });
+      const address = await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
+        throw new RoleStartError('API', `${config.host}:${config.apiPort} (API_PORT)`, err);
+      });
+      apiUrl = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
+    }
 
-  let closing: Promise<void> | null = null;
-  const close = () =>
-    (closing ??= (async () => {
-      // The worker gets the grace period while the API and proxy stop accepting.
-      await Promise.all([api?.close(), proxy?.close(), uploads?.close(), worker?.close()]);
-      await database.close();
-    })());
-  return { database, services, api, apiUrl, logger, proxy, close };
+    let worker: Worker | null = null;
+    let uploads: UploadWatcher | null = null;
+    if (config.roles.includes('worker')) {
+      const log = roleLogger(logger, 'worker');
+      worker = startWorker({ config, ...services, log });
+      uploads = startUploadArrivals(config, services, log);
+      log.info({ concurrency: config.workerConcurrency }, 'worker started');
+    }
+
+    const started = { api, proxy };
+    let closing: Promise<void> | null = null;
+    const close = () =>
+      (closing ??= (async () => {
+        // The worker gets the grace period while the API and proxy stop accepting.
+        await Promise.all([started.api?.close(), started.proxy?.close(), uploads?.close(), worker?.close()]);
+        await database.close();
+      })());
+    return { database, services, api, apiUrl, logger, proxy, close };
+  } catch (err) {
+    // Nothing half-started stays up: a process serving the proxy but not the API would look alive.
+    const half: { close(): Promise<unknown> }[] = [api, proxy].filter((r) => r !== null);
+    await Promise.allSettled(half.map((r) => r.close()));
+    await database.close();
+    throw err;
+  }
 }

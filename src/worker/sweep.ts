@@ -1,5 +1,6 @@
 // Housekeeping a worker does between jobs: expire unused upload URLs, drop retired record tables
-// once no reader can still be paging them, delete idempotency keys past their 24 hours.
+// once no reader can still be paging them, remove what puts cut off by a crash left in the store,
+// delete idempotency keys past their 24 hours.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../storage/db/tables.js';
 import type { ObjectStore } from '../storage/objects/index.js';
@@ -16,11 +17,16 @@ export interface SweepDeps {
   records: RecordStore;
 }
 
+/** A put that wrote nothing for this long has lost its writer: node ends a request that sends
+ * nothing for 5 minutes (http.Server requestTimeout), and a crash ends it at once. */
+export const ABANDONED_PUT_MS = 10 * 60 * 1000;
+
 /** Runs every housekeeping step once; returns how many things it changed. */
 export async function sweep(deps: SweepDeps, now = Date.now()): Promise<number> {
   return (
     (await expireUploads(deps, now)) +
     (await dropRetiredTables(deps, now)) +
+    (await deps.objects.removeAbandonedPuts(now - ABANDONED_PUT_MS)) +
     (await deleteExpiredIdempotencyKeys(deps.db, now))
   );
 }

@@ -75,3 +75,40 @@ await onDatabase('sqlite', 'requests refused by the HTTP parser', (target) => {
     }
   });
 });
+
+await onDatabase('sqlite', 'requests refused by the router', (target) => {
+  let t: Fixture;
+  before(async () => {
+    t = await startFixture(target, { ROLES: 'api' });
+  });
+  after(() => t.close());
+
+  const problemAnswer = async (res: Response, status: number) => {
+    assert.equal(res.status, status);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    const body = (await res.json()) as { status: number; source: string; detail: string };
+    assert.equal(body.status, status);
+    assert.equal(body.source, 'api');
+    return body;
+  };
+
+  test('a path that is not valid percent-encoding is a 400 problem', async () => {
+    const body = await problemAnswer(await fetch(`${t.baseUrl}/api/v1/datasets/%ff`), 400);
+    assert.match(body.detail, /percent-escape/);
+  });
+
+  test('a path parameter over the router limit is a 414 problem', async () => {
+    await problemAnswer(await fetch(`${t.baseUrl}/api/v1/datasets/${'a'.repeat(200)}`), 414);
+  });
+
+  test('an HTTP/1.1 request without Host is a 400 problem; HTTP/1.0 needs none', async () => {
+    const port = Number(new URL(t.baseUrl).port);
+    const answer = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 400 /);
+    assert.match(head, /content-type: application\/problem\+json/i);
+    assert.match((JSON.parse(body) as { detail: string }).detail, /Host header/);
+    const old = await rawRequest(port, 'GET /healthz HTTP/1.0\r\n\r\n');
+    assert.match(old, /^HTTP\/1\.1 200 /);
+  });
+});

@@ -1,5 +1,6 @@
 // Signed upload URLs: expiry, tampering, reuse, media types, size limit, job visibility.
 import { after, before, it } from 'node:test';
+import { request as httpRequest } from 'node:http';
 import assert from 'node:assert/strict';
 import { signUrl } from '../../src/lib/signed-url.js';
 import { nowSeconds } from '../../src/lib/time.js';
@@ -126,5 +127,35 @@ await forEachDatabase('upload URLs', (target) => {
       (await h.api('POST', `/datasets/${id}/records:load?mode=replace`, { url: 'ftp://x/y' })).status,
       400,
     );
+  });
+
+  void it('answers 413 to a chunked upload over the limit at once and closes the connection', async () => {
+    const { url } = await newUpload();
+    // A client that would go on sending for ever: the answer must reach it while it still sends,
+    // and the server must close the connection rather than read (or wait for) the rest.
+    const outcome = await new Promise<{ status: number; connection: string | undefined; closed: boolean }>(
+      (resolve, reject) => {
+        const req = httpRequest(url, { method: 'PUT', headers: { 'content-type': 'text/csv' } });
+        let sent = 0;
+        const pump = setInterval(() => {
+          if (!req.destroyed) req.write(Buffer.alloc(64, 'a'));
+          sent++;
+          if (sent > 2000) {
+            clearInterval(pump);
+            reject(new Error('no answer while the client kept sending'));
+          }
+        }, 5);
+        req.on('response', (res) => {
+          res.resume();
+          res.on('close', () => {
+            clearInterval(pump);
+            resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, closed: true });
+          });
+        });
+        req.on('error', () => undefined);
+      },
+    );
+    assert.equal(outcome.status, 413);
+    assert.equal(outcome.connection, 'close');
   });
 });

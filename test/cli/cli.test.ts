@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -185,5 +185,59 @@ describe('dx files on disk', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('dx for a newcomer', () => {
+  const dxIn = (cwd: string, env: NodeJS.ProcessEnv, ...args: string[]) =>
+    run(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+
+  test('--version prints the package version', async () => {
+    const pkg = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { version: string };
+    const { stdout } = await dxIn(process.cwd(), {}, '--version');
+    assert.equal(stdout, `${pkg.version}\n`);
+  });
+
+  test('token checks --ttl and the key file before signing', async () => {
+    await assert.rejects(
+      dxIn(process.cwd(), {}, 'token', '--app', 'a', '--key', 'missing.pem', '--ttl', '99999'),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /--ttl must be at most 3600 seconds/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      dxIn(process.cwd(), {}, 'token', '--app', 'a', '--key', 'missing.pem'),
+      /cannot read the --key file missing\.pem \(ENOENT\)/,
+    );
+  });
+
+  test('a command that creates a new SQLite database says where; an existing one is opened quietly', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dx-newdb-'));
+    try {
+      const env = { DATA_DIR: '', DATABASE_URL: '' };
+      const first = await dxIn(root, env, 'apps', 'list');
+      assert.match(first.stderr, new RegExp(`created a new database at ${join(root, 'data', 'dx.sqlite')}`));
+      const second = await dxIn(root, env, 'apps', 'list');
+      assert.equal(second.stderr, '');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test('an unreachable database is named with what to do', async () => {
+    await assert.rejects(
+      dxIn(process.cwd(), { DATABASE_URL: 'postgres://postgres:pw@127.0.0.1:1/test' }, 'apps', 'list'),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(
+          err.stderr,
+          /^dx: cannot open the database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/test: nothing listens there \(127\.0\.0\.1:1\)\. .*DATABASE_URL/,
+        );
+        assert.doesNotMatch(err.stderr, /:pw@/);
+        return true;
+      },
+    );
   });
 });

@@ -6,6 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 
 const BIN = join(process.cwd(), 'bin', 'dx.js');
 
@@ -55,6 +57,39 @@ test('serve starts, answers, keeps secrets out of its logs and exits cleanly on 
     assert.ok(!stdout.includes('topsecretsignature'), 'query values are not logged');
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a port already taken stops the whole process with one clear message, the proxy included', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'dx-serve-busy-'));
+  const busy = createServer();
+  busy.listen(0, '127.0.0.1');
+  await once(busy, 'listening');
+  const { port } = busy.address() as AddressInfo;
+  try {
+    const child = spawn(process.execPath, [BIN, 'serve', '--api-port', String(port), '--proxy-port', '0'], {
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        ROLES: 'api,proxy',
+        UPSTREAM_URL: 'http://127.0.0.1:9',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // The proxy started first; the process must not stay up with it alone.
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 1);
+    assert.match(
+      stderr,
+      new RegExp(`the API could not listen: 127\\.0\\.0\\.1:${port} \\(API_PORT\\) is already in use`),
+    );
+    assert.doesNotMatch(stderr, /API listening/);
+  } finally {
+    busy.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

@@ -3,10 +3,10 @@
 // follows as that store's own cases.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { LocalObjectStore } from '../../src/storage/objects/local.js';
 import { ObjectNotFound, ObjectTooLarge, type ObjectStore } from '../../src/storage/objects/index.js';
@@ -26,6 +26,18 @@ function failingStream(): Readable {
 
 /** The cases every object store passes; `store` is read when a case runs. */
 function objectStoreCases(store: () => ObjectStore): void {
+  it('sweeping abandoned puts leaves a put in progress alone', async () => {
+    const s = store();
+    const body = new PassThrough();
+    const putting = s.put('datasets/p1/uploads/live', body, { ...opts, maxBytes: 1000 });
+    body.write('id,name\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(await s.removeAbandonedPuts(Date.now() - 60_000), 0);
+    body.end('1,a\n');
+    await putting;
+    assert.equal(await text(await s.get('datasets/p1/uploads/live')), 'id,name\n1,a\n');
+  });
+
   it('puts, heads, gets, lists and deletes', async () => {
     const s = store();
     const info = await s.put('datasets/d1/uploads/j1', Readable.from(['a,b\n', '1,2\n']), opts);
@@ -115,6 +127,18 @@ describe('object store: local files', () => {
     );
     await assert.rejects(store.put('datasets/t1/uploads/cut', failingStream(), opts), /client went away/);
     assert.deepEqual(readdirSync(join(dir, '.tmp')), []);
+  });
+
+  it('removes the partial file a put cut off by a crash left, once untouched long enough', async () => {
+    const tmp = join(dir, '.tmp');
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(join(tmp, 'crashed'), 'id,name\n1,');
+    writeFileSync(join(tmp, 'recent'), 'id,name\n');
+    const longAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(join(tmp, 'crashed'), longAgo, longAgo);
+    assert.equal(await store.removeAbandonedPuts(Date.now() - 600_000), 1);
+    assert.deepEqual(readdirSync(tmp), ['recent']);
+    rmSync(join(tmp, 'recent'));
   });
 });
 

@@ -2,9 +2,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { redactUrl } from '../../lib/redact.js';
-import { openDatabase } from '../../storage/db/database.js';
-import { migrateToLatest } from '../../storage/db/migrate.js';
-import { output, type OutputOptions } from '../context.js';
+import { openMigrated, output, type OutputOptions } from '../context.js';
 
 interface ServeOptions {
   role?: string;
@@ -72,10 +70,8 @@ export function registerServeCommands(program: Command): void {
     .description('apply pending database migrations and exit')
     .option('--json', 'print JSON')
     .action(async (opts: OutputOptions) => {
-      const config = loadConfig();
-      const database = await openDatabase(config.databaseUrl);
+      const { database, applied } = await openMigrated(loadConfig());
       try {
-        const applied = await migrateToLatest(database);
         output(opts, { applied }, () => [
           applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`,
         ]);

@@ -4,6 +4,9 @@ import type { Command } from 'commander';
 import { signAppJwt } from '../../domain/identity/app-jwt-signer.js';
 import { parseId } from '../context.js';
 
+/** The longest app JWT the service accepts (exp - iat). */
+const MAX_TTL_SECONDS = 3600;
+
 /** Registers `token` on the program. */
 export function registerTokenCommand(program: Command): void {
   program
@@ -12,16 +15,39 @@ export function registerTokenCommand(program: Command): void {
     .requiredOption('--app <platformAppId>', 'the app (iss claim)')
     .requiredOption('--key <file>', 'PEM private key file')
     .option('--kid <kid>', 'key id to put in the header')
-    .option('--ttl <seconds>', 'lifetime, at most 3600', '3600')
+    .option('--ttl <seconds>', 'lifetime in seconds, 1 to 3600', '3600')
     .option('--audience <aud>', 'aud claim, when the service is configured with JWT_AUDIENCE')
     .action(async (opts: { app: string; key: string; kid?: string; ttl: string; audience?: string }) => {
+      const ttlSeconds = parseTtl(opts.ttl);
       const jwt = await signAppJwt({
         appId: opts.app,
-        privateKeyPem: readFileSync(opts.key, 'utf8'),
-        ttlSeconds: parseId(opts.ttl, '--ttl'),
+        privateKeyPem: readKeyFile(opts.key),
+        ttlSeconds,
         ...(opts.kid !== undefined ? { kid: opts.kid } : {}),
         ...(opts.audience !== undefined ? { audience: opts.audience } : {}),
       });
       process.stdout.write(`${jwt}\n`);
     });
+}
+
+/** The --ttl value, checked against what the service accepts (a longer JWT would be refused). */
+function parseTtl(value: string): number {
+  const ttl = parseId(value, '--ttl');
+  if (ttl > MAX_TTL_SECONDS) {
+    throw new Error(
+      `--ttl must be at most ${MAX_TTL_SECONDS} seconds: the service refuses longer app JWTs (got ${ttl})`,
+    );
+  }
+  return ttl;
+}
+
+function readKeyFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new Error(
+      `cannot read the --key file ${file} (${code}); it is the PEM file \`dx apps create --key-out\` wrote`,
+    );
+  }
 }

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { streamedBody } from '../streamed-body.js';
 import { receiveUpload } from '../../domain/jobs/receive-upload.js';
 import { uploadPath } from '../../domain/jobs/requests.js';
 import { problem } from '../../errors.js';
@@ -64,7 +65,7 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
             contentType: request.headers['content-type'],
             contentRange: request.headers['content-range'],
             contentLength: length === undefined ? null : Number(length),
-            body: request.raw,
+            body: streamedBody(request.raw),
             claim: randomUUID(),
           },
         );

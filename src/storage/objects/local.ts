@@ -97,6 +97,26 @@ export class LocalObjectStore implements ObjectStore {
     await rm(safeObjectPath(this.root, prefix), { recursive: true, force: true });
   }
 
+  async removeAbandonedPuts(before: number): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.tmpDir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const path = join(this.tmpDir, name);
+      // A put in progress writes its file all along; one untouched since `before` lost its writer.
+      const s = await stat(path).catch(() => null);
+      if (s === null || s.mtimeMs >= before) continue;
+      await rm(path, { force: true });
+      removed++;
+    }
+    return removed;
+  }
+
   private async info(key: string, path: string): Promise<ObjectInfo> {
     const s = await stat(path);
     if (!s.isFile()) throw Object.assign(new Error(`${key} is not a file`), { code: 'ENOENT' });

@@ -36,6 +36,11 @@ export interface ObjectStore {
   list(prefix: string): Promise<ObjectInfo[]>;
   deletePrefix(prefix: string): Promise<void>;
   /**
+   * Removes what puts interrupted by a crash left behind, when they have made no progress since
+   * `before` (epoch ms): partial files (local), unfinished multipart uploads (S3). Returns how many.
+   */
+  removeAbandonedPuts(before: number): Promise<number>;
+  /**
    * Set when clients upload and download through the store's own presigned URLs (S3 with
    * S3_TRANSFERS=direct); null when the service's signed URLs carry the bytes.
    */

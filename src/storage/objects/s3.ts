@@ -3,11 +3,14 @@
 // objects in and out with AWS SDK v3. Credentials come from the SDK's default provider chain.
 import { Readable } from 'node:stream';
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  ListPartsCommand,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
@@ -46,6 +49,8 @@ export class S3ObjectStore implements ObjectStore {
   private readonly bucket: string;
   /** Set once the store answered that it lacks DeleteObjects (GCS's XML API): delete one by one. */
   private batchDeleteUnsupported = false;
+  /** The store does not list multipart uploads (s3rver); the bucket's lifecycle rule cleans up. */
+  private multipartListingUnsupported = false;
   readonly presigned: PresignedTransfers | null;
 
   constructor(options: S3StoreOptions) {
@@ -151,6 +156,67 @@ export class S3ObjectStore implements ObjectStore {
       token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async removeAbandonedPuts(before: number): Promise<number> {
+    // A put cut off by a crash leaves its multipart upload open (and its parts billed). The bucket's
+    // lifecycle rule AbortIncompleteMultipartUpload (deploy/README.md) is the store's own remedy;
+    // this sweeps them sooner. One still receiving parts has a part newer than `before`.
+    if (this.multipartListingUnsupported) return 0;
+    let removed = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            ...(keyMarker !== undefined ? { KeyMarker: keyMarker } : {}),
+            ...(uploadIdMarker !== undefined ? { UploadIdMarker: uploadIdMarker } : {}),
+          }),
+        );
+      } catch (err) {
+        if (!isNotImplemented(err)) throw err;
+        this.multipartListingUnsupported = true;
+        return removed;
+      }
+      for (const upload of page.Uploads ?? []) {
+        if (upload.Key === undefined || upload.UploadId === undefined) continue;
+        if ((upload.Initiated?.getTime() ?? 0) >= before) continue;
+        if ((await this.lastPartAt(upload.Key, upload.UploadId)) >= before) continue;
+        await this.client.send(
+          new AbortMultipartUploadCommand({
+            Bucket: this.bucket,
+            Key: upload.Key,
+            UploadId: upload.UploadId,
+          }),
+        );
+        removed++;
+      }
+      keyMarker = page.IsTruncated === true ? page.NextKeyMarker : undefined;
+      uploadIdMarker = page.IsTruncated === true ? page.NextUploadIdMarker : undefined;
+    } while (keyMarker !== undefined);
+    return removed;
+  }
+
+  /** When the upload last received a part (epoch ms; 0 without parts). */
+  private async lastPartAt(key: string, uploadId: string): Promise<number> {
+    let latest = 0;
+    let marker: string | undefined;
+    do {
+      const res = await this.client.send(
+        new ListPartsCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          ...(marker !== undefined ? { PartNumberMarker: marker } : {}),
+        }),
+      );
+      for (const part of res.Parts ?? []) latest = Math.max(latest, part.LastModified?.getTime() ?? 0);
+      marker = res.IsTruncated === true ? res.NextPartNumberMarker : undefined;
+    } while (marker !== undefined);
+    return latest;
   }
 
   async deletePrefix(prefix: string): Promise<void> {
