@@ -37,6 +37,11 @@ export const ERROR_KINDS = {
     title: 'Unsupported Media Type',
     type: 'https://tools.ietf.org/html/rfc9110#section-15.5.16',
   },
+  unprocessable: {
+    status: 422,
+    title: 'Unprocessable Content',
+    type: 'https://tools.ietf.org/html/rfc9110#section-15.5.21',
+  },
   headersTooLarge: {
     status: 431,
     title: 'Request Header Fields Too Large',

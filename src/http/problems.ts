@@ -12,6 +12,7 @@ const KIND_BY_STATUS: Record<number, ErrorKind> = {
   410: 'gone',
   413: 'tooLarge',
   415: 'unsupportedMediaType',
+  422: 'unprocessable',
   429: 'rateLimited',
 };
 

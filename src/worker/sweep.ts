@@ -1,11 +1,12 @@
 // Housekeeping a worker does between jobs: expire unused upload URLs, drop retired record tables
 // once no reader can still be paging them and no download link pins them, forget expired links,
-// remove what puts cut off by a crash left in the store.
+// remove what puts cut off by a crash left in the store, delete idempotency keys past their 24 hours.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../storage/db/tables.js';
 import type { ObjectStore } from '../storage/objects/index.js';
 import type { RecordStore } from '../storage/records/index.js';
 import { expireUploads } from '../domain/jobs/uploads.js';
+import { deleteExpiredIdempotencyKeys } from '../domain/idempotency/idempotency-keys.js';
 
 /**
  * Superseded tables stay this long: a page request that started just before a swap finishes. A
@@ -30,7 +31,8 @@ export async function sweep(deps: SweepDeps, now = Date.now()): Promise<number> 
     (await expireUploads(deps, now)) +
     (await dropRetiredTables(deps, now)) +
     (await forgetExpiredLinks(deps, now)) +
-    (await deps.objects.removeAbandonedPuts(now - ABANDONED_PUT_MS))
+    (await deps.objects.removeAbandonedPuts(now - ABANDONED_PUT_MS)) +
+    (await deleteExpiredIdempotencyKeys(deps.db, now))
   );
 }
 

@@ -7,6 +7,7 @@ import {
   updateDataset,
 } from '../../domain/datasets/datasets.js';
 import { installationOf } from '../auth.js';
+import { IDEMPOTENCY_PROBLEMS, IdempotencyKeyHeaders, idempotentRoute } from '../idempotency.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { Envelope, problems } from '../schemas/common.js';
 import { Dataset, DatasetParams, NewDatasetBody, PatchDatasetBody } from '../schemas/datasets.js';
@@ -22,9 +23,11 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
         summary: 'Define a dataset',
         tags: ['datasets'],
         security,
+        headers: IdempotencyKeyHeaders,
         body: NewDatasetBody,
-        response: { 201: Dataset, ...problems(400, 401, 403) },
+        response: { 201: Dataset, ...problems(401, 403, ...IDEMPOTENCY_PROBLEMS) },
       },
+      ...idempotentRoute(deps),
     },
     async (request, reply) => {
       const { tag_ids, tagIds = tag_ids, ...rest } = request.body;

@@ -2,6 +2,7 @@
 import { parseLoadOptions } from '../../domain/jobs/load-options.js';
 import { requestRecordsLoad, requestUploadUrl } from '../../domain/jobs/requests.js';
 import { installationOf } from '../auth.js';
+import { IDEMPOTENCY_PROBLEMS, IdempotencyKeyHeaders, idempotentRoute } from '../idempotency.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
 import { DatasetParams } from '../schemas/datasets.js';
@@ -26,9 +27,11 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
         security,
         params: DatasetParams,
         querystring: UploadUrlQuery,
+        headers: IdempotencyKeyHeaders,
         body: UploadUrlBody,
-        response: { 202: UploadJobResult, ...problems(400, 401, 403, 404, 409) },
+        response: { 202: UploadJobResult, ...problems(401, 403, 404, ...IDEMPOTENCY_PROBLEMS) },
       },
+      ...idempotentRoute(deps),
     },
     async (request, reply) => {
       const result = await requestUploadUrl(
@@ -56,9 +59,11 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
         security,
         params: DatasetParams,
         querystring: RecordsLoadQuery,
+        headers: IdempotencyKeyHeaders,
         body: RecordsLoadBody,
-        response: { 202: UploadJobResult, ...problems(400, 401, 403, 404, 409) },
+        response: { 202: UploadJobResult, ...problems(401, 403, 404, ...IDEMPOTENCY_PROBLEMS) },
       },
+      ...idempotentRoute(deps),
     },
     async (request, reply) => {
       const result = await requestRecordsLoad(deps.db, installationOf(request), {

@@ -12,6 +12,7 @@ import { migration as m004 } from './migrations/004_loading.js';
 import { migration as m005 } from './migrations/005_dxapi_clients.js';
 import { migration as m006 } from './migrations/006_token_keys.js';
 import { migration as m007 } from './migrations/007_load_options.js';
+import { migration as m008 } from './migrations/008_idempotency_keys.js';
 import { migration as m009 } from './migrations/009_export_links.js';
 import { migration as m010 } from './migrations/010_job_progress.js';
 
@@ -24,6 +25,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '005_dxapi_clients': m005,
   '006_token_keys': m006,
   '007_load_options': m007,
+  '008_idempotency_keys': m008,
   '009_export_links': m009,
   '010_job_progress': m010,
 };

@@ -227,6 +227,25 @@ export interface DatasetExportLinksTable {
   expires_at: number;
 }
 
+/**
+ * The first answer to a request sent with an `Idempotency-Key`, per installation (#12). A row
+ * whose `response_status` is null is in progress: `holder` (one random id per claim) is handling
+ * it until `lease_expires_at`. Instants are epoch milliseconds.
+ */
+export interface IdempotencyKeysTable {
+  installation_id: number;
+  key: string;
+  /** Hex SHA-256 of the request: method, route, parameters, query and body. */
+  fingerprint: string;
+  holder: string;
+  created_at: number;
+  /** While in progress: when an unfinished claim (its process died) lapses; null once answered. */
+  lease_expires_at: number | null;
+  response_status: number | null;
+  response_type: string | null;
+  response_body: string | null;
+}
+
 /** Every table of the metadata database. */
 export interface Tables {
   users: UsersTable;
@@ -244,6 +263,7 @@ export interface Tables {
   dataset_job_errors: DatasetJobErrorsTable;
   dataset_retired_tables: DatasetRetiredTablesTable;
   dataset_export_links: DatasetExportLinksTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -259,3 +279,4 @@ export type ProxyIdRow = Selectable<ProxyIdsTable>;
 export type DatasetJobRow = Selectable<DatasetJobsTable>;
 export type DatasetJobLogRow = Selectable<DatasetJobLogsTable>;
 export type DatasetJobErrorRow = Selectable<DatasetJobErrorsTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
