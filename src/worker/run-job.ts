@@ -2,7 +2,7 @@
 // defects), or released to Queued at shutdown. A heartbeat renews the lease; losing it stops the job.
 import type { DatasetJobRow } from '../storage/db/tables.js';
 import { renewLease } from '../domain/jobs/claims.js';
-import { JobFailure, LeaseLostOnCommit } from '../domain/jobs/load/failure.js';
+import { DatasetChangedMeanwhile, JobFailure, LeaseLostOnCommit } from '../domain/jobs/load/failure.js';
 import { cleanupJob, failJob, loadJob, releaseJob } from '../domain/jobs/load/run-load.js';
 import type { WorkerDeps } from './deps.js';
 import { JobStopped } from './job-stopped.js';
@@ -52,6 +52,9 @@ export async function runJob(input: RunJobInput): Promise<void> {
     } else if (stopped instanceof JobStopped && stopped.reason === 'shutdown') {
       await releaseJob(deps.db, job.id, owner);
       log.info({ jobId: job.id }, 'job released at shutdown');
+    } else if (err instanceof DatasetChangedMeanwhile) {
+      await releaseJob(deps.db, job.id, owner, 'datasetChanged');
+      log.info({ jobId: job.id }, 'job released: the records it built on changed');
     } else {
       if (!(err instanceof JobFailure)) log.error({ err, jobId: job.id }, 'job failed unexpectedly');
       await failJob(

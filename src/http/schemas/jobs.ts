@@ -46,6 +46,12 @@ const LogData = Type.Object({
   rowsRead: Type.Optional(Type.Integer()),
   rowsLoaded: Type.Optional(Type.Integer()),
   duplicatesCollapsed: Type.Optional(Type.Integer()),
+  recordsAdded: Type.Optional(
+    Type.Integer({ description: 'append, upsert: records whose primary key the dataset did not hold' }),
+  ),
+  recordsReplaced: Type.Optional(
+    Type.Integer({ description: 'upsert: records of the dataset replaced by the same key in the file' }),
+  ),
 });
 
 const ErrorData = Type.Object({

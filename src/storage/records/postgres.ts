@@ -18,6 +18,7 @@ import {
   type ReadRow,
   type ReadValue,
   type RecordStore,
+  type StagingOptions,
   type StagingResult,
   type StagingWriter,
   type TableSchema,
@@ -45,7 +46,12 @@ export class PostgresRecordStore implements RecordStore {
     this.reader = new RecordReader(db, 'postgres');
   }
 
-  async createStaging(table: string, schema: TableSchema, signal?: AbortSignal): Promise<StagingWriter> {
+  async createStaging(
+    table: string,
+    schema: TableSchema,
+    signal?: AbortSignal,
+    options: StagingOptions = {},
+  ): Promise<StagingWriter> {
     const client = await this.pool.connect();
     try {
       await client.query(`drop table if exists ${quoteId(table)}`);
@@ -53,16 +59,32 @@ export class PostgresRecordStore implements RecordStore {
         `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} bigint not null, ${columnDefinitions(schema, 'postgres')})`,
       );
       const columns = [ROW_COLUMN, ...schema.columns.map((c) => c.name)].map(quoteId).join(', ');
+      let copied = { rows: 0, lastRow: 0 };
+      if (options.copyFrom !== undefined) {
+        // One statement inside the server, into the table still without constraints (as COPY).
+        const source = quoteId(options.copyFrom);
+        const last = await client.query<{ m: string }>(
+          `select coalesce(max(${quoteId(ROW_COLUMN)}), 0) as m from ${source}`,
+        );
+        const res = await client.query(`insert into ${quoteId(table)} (${columns}) select ${columns} from ${source}`);
+        copied = { rows: res.rowCount ?? 0, lastRow: Number(last.rows[0]?.m ?? 0) };
+        signal?.throwIfAborted();
+      }
       const copy = client.query(copyFrom(`copy ${quoteId(table)} (${columns}) from stdin`));
       const drop = () => this.dropTable(table);
       // Statistics for the planner, gathered after the job: nothing waits for them, and until
       // they come the primary key already serves pages and lookups.
       const analyze = () => void this.pool.query(`analyze ${quoteId(table)}`).catch(() => undefined);
-      return new PostgresStagingWriter(client, copy, table, schema.primaryKey, drop, analyze, signal);
+      return new PostgresStagingWriter(client, copy, table, schema.primaryKey, copied, drop, analyze, signal);
     } catch (err) {
       client.release();
+      if (options.copyFrom !== undefined) await this.dropTable(table);
       throw err;
     }
+  }
+
+  keysHeld(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]> {
+    return this.reader.keysHeld(table, schema, rows);
   }
 
   readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]> {
@@ -98,6 +120,8 @@ class PostgresStagingWriter implements StagingWriter {
     private readonly copy: ReturnType<typeof copyFrom>,
     readonly table: string,
     private readonly primaryKey: string[],
+    /** Rows copied in at the start and the last row number among them; written rows follow it. */
+    private readonly copied: { rows: number; lastRow: number },
     private readonly drop: () => Promise<void>,
     private readonly analyzeLater: () => void,
     private readonly signal?: AbortSignal,
@@ -110,7 +134,7 @@ class PostgresStagingWriter implements StagingWriter {
       this.signal?.throwIfAborted();
       if (this.failure !== null) throw this.failure;
       const to = Math.min(rows.length, from + ROWS_PER_WRITE);
-      const text = formatCopyRows(rows, this.written + 1, from, to);
+      const text = formatCopyRows(rows, this.copied.lastRow + this.written + 1, from, to);
       this.written += to - from;
       if (!this.copy.write(text)) await Promise.race([once(this.copy, 'drain'), once(this.copy, 'error')]);
     }
@@ -123,6 +147,7 @@ class PostgresStagingWriter implements StagingWriter {
     if (this.failure !== null) throw this.failure;
     const table = quoteId(this.table);
     let deleted = 0;
+    let replaced = 0;
     // The key is built by one sort of the whole table: room for it in memory saves a merge on disk.
     await this.client.query(`set maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
     if (this.primaryKey.length === 0) {
@@ -133,21 +158,35 @@ class PostgresStagingWriter implements StagingWriter {
         await this.client.query(`alter table ${table} add primary key (${key})`);
       } catch (err) {
         if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
-        // The last row of each key wins: keep the highest row number, delete the rest.
-        const res = await this.client.query(
-          `delete from ${table} t using (
-             select ${quoteId(ROW_COLUMN)} as r, row_number() over (partition by ${key} order by ${quoteId(ROW_COLUMN)} desc) as n
-               from ${table}) d
-           where d.n > 1 and t.${quoteId(ROW_COLUMN)} = d.r`,
+        // The last row of each key wins: keep the highest row number, delete the rest. Written
+        // rows are numbered after copied ones, so a written row replaces a copied one; deleted
+        // rows numbered up to the copy's last are the replaced copied rows.
+        const row = quoteId(ROW_COLUMN);
+        const res = await this.client.query<{ deleted: string; replaced: string }>(
+          `with d as (
+             delete from ${table} t using (
+               select ${row} as r, row_number() over (partition by ${key} order by ${row} desc) as n
+                 from ${table}) d
+             where d.n > 1 and t.${row} = d.r
+             returning t.${row} as r)
+           select count(*) as deleted, count(*) filter (where r <= $1) as replaced from d`,
+          [this.copied.lastRow],
         );
-        deleted = res.rowCount ?? 0;
+        deleted = Number(res.rows[0]?.deleted ?? 0);
+        replaced = Number(res.rows[0]?.replaced ?? 0);
         await this.client.query(`alter table ${table} add primary key (${key})`);
       }
     }
     await this.client.query('reset maintenance_work_mem');
     this.release();
     this.analyzeLater();
-    return { rowsWritten: this.written, rowsLoaded: this.written - deleted, duplicatesCollapsed: deleted };
+    return {
+      rowsWritten: this.written,
+      rowsLoaded: this.copied.rows + this.written - deleted,
+      duplicatesCollapsed: deleted - replaced,
+      rowsCopied: this.copied.rows,
+      rowsReplaced: replaced,
+    };
   }
 
   async abort(): Promise<void> {
