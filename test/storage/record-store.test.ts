@@ -45,7 +45,12 @@ async function load(
   copyFrom?: string,
 ) {
   const table = tableOf();
-  const writer = await store.createStaging(table, schema, undefined, copyFrom !== undefined ? { copyFrom } : {});
+  const writer = await store.createStaging(
+    table,
+    schema,
+    undefined,
+    copyFrom !== undefined ? { copyFrom } : {},
+  );
   for (let i = 0; i < rows.length; i += slice) await writer.write(rows.slice(i, i + slice));
   return { table, result: await writer.finish() };
 }
@@ -95,7 +100,13 @@ await forEachDatabase('record store', (target) => {
       [1, '\t', false, 0],
     ];
     const { table, result } = await load(store, KEYED, rows);
-    assert.deepEqual(result, { rowsWritten: 5, rowsLoaded: 5, duplicatesCollapsed: 0, rowsCopied: 0, rowsReplaced: 0 });
+    assert.deepEqual(result, {
+      rowsWritten: 5,
+      rowsLoaded: 5,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     const read = await readAllRows(store, table, KEYED);
     // Key order; 64-bit integers come back as their decimal text, booleans as booleans.
     assert.deepEqual(read, [
@@ -112,7 +123,13 @@ await forEachDatabase('record store', (target) => {
     const rows: CellValue[][] = [];
     for (let i = 0; i < 2600; i++) rows.push([i % 1000, `v${i}`, i % 2 === 0, i]);
     const { table, result } = await load(store, KEYED, rows, 700);
-    assert.deepEqual(result, { rowsWritten: 2600, rowsLoaded: 1000, duplicatesCollapsed: 1600, rowsCopied: 0, rowsReplaced: 0 });
+    assert.deepEqual(result, {
+      rowsWritten: 2600,
+      rowsLoaded: 1000,
+      duplicatesCollapsed: 1600,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     const read = await readAllRows(store, table, KEYED);
     assert.equal(read.length, 1000);
     assert.deepEqual(read[0], ['0', 'v2000', true, 2000]);
@@ -135,7 +152,13 @@ await forEachDatabase('record store', (target) => {
       ['b', 1, 'second'],
       ['a', 1, 'y'],
     ]);
-    assert.deepEqual(result, { rowsWritten: 4, rowsLoaded: 3, duplicatesCollapsed: 1, rowsCopied: 0, rowsReplaced: 0 });
+    assert.deepEqual(result, {
+      rowsWritten: 4,
+      rowsLoaded: 3,
+      duplicatesCollapsed: 1,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     assert.deepEqual(await readAllRows(store, table, schema), [
       ['a', '1', 'y'],
       ['a', '2', 'x'],
@@ -208,7 +231,13 @@ await forEachDatabase('record store', (target) => {
     const rows: CellValue[][] = [];
     for (let i = 0; i < 30; i++) rows.push([30 - (i % 10), `r${i}`, i % 2 === 1, i]);
     const { table, result } = await load(store, schema, rows, 8);
-    assert.deepEqual(result, { rowsWritten: 30, rowsLoaded: 30, duplicatesCollapsed: 0, rowsCopied: 0, rowsReplaced: 0 });
+    assert.deepEqual(result, {
+      rowsWritten: 30,
+      rowsLoaded: 30,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     const expected = rows.map((r) => [String(r[0]), r[1], r[2], r[3]]);
     assert.deepEqual(await pageThrough(store, table, schema, 4), expected);
     assert.deepEqual(await readAllRows(store, table, schema), expected);
@@ -240,7 +269,13 @@ await forEachDatabase('record store', (target) => {
 
   void it('reads nothing from an empty table', async () => {
     const { table, result } = await load(store, KEYED, []);
-    assert.deepEqual(result, { rowsWritten: 0, rowsLoaded: 0, duplicatesCollapsed: 0, rowsCopied: 0, rowsReplaced: 0 });
+    assert.deepEqual(result, {
+      rowsWritten: 0,
+      rowsLoaded: 0,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     assert.deepEqual(await readAllRows(store, table, KEYED), []);
     assert.deepEqual(await store.readPage(table, KEYED, { filters: [], after: null, limit: 5 }), []);
   });
@@ -295,7 +330,13 @@ await forEachDatabase('record store', (target) => {
     await leftover.finish();
     const rerun = await store.createStaging(table, KEYED);
     await rerun.write([[7, 'new', false, 7]]);
-    assert.deepEqual(await rerun.finish(), { rowsWritten: 1, rowsLoaded: 1, duplicatesCollapsed: 0, rowsCopied: 0, rowsReplaced: 0 });
+    assert.deepEqual(await rerun.finish(), {
+      rowsWritten: 1,
+      rowsLoaded: 1,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     assert.deepEqual(await readAllRows(store, table, KEYED), [['7', 'new', false, 7]]);
   });
 
@@ -416,7 +457,7 @@ await forEachDatabase('record store', (target) => {
       ],
       primaryKey: ['region', 'flag', 'x'],
     };
-    const awkward = "it's \\ \"q\" \t é";
+    const awkward = 'it\'s \\ "q" \t é';
     const keyed = await load(store, mixed, [
       [awkward, true, 0.1, 'a'],
       ['b', false, -2.5, 'b'],
@@ -431,7 +472,12 @@ await forEachDatabase('record store', (target) => {
     assert.deepEqual(held, [0, 2]);
 
     // More rows than one query binds: still every match, in order.
-    const many: CellValue[][] = Array.from({ length: 31_000 }, (_, i) => [i % 2 === 0 ? 7 : i + 10, 'x', null, null]);
+    const many: CellValue[][] = Array.from({ length: 31_000 }, (_, i) => [
+      i % 2 === 0 ? 7 : i + 10,
+      'x',
+      null,
+      null,
+    ]);
     const found = await store.keysHeld(table, KEYED, many);
     assert.equal(found.length, 15_500);
     assert.ok(found.every((i) => i % 2 === 0));

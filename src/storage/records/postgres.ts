@@ -67,7 +67,9 @@ export class PostgresRecordStore implements RecordStore {
         const last = await client.query<{ m: string }>(
           `select coalesce(max(${quoteId(ROW_COLUMN)}), 0) as m from ${source}`,
         );
-        const res = await client.query(`insert into ${quoteId(table)} (${columns}) select ${columns} from ${source}`);
+        const res = await client.query(
+          `insert into ${quoteId(table)} (${columns}) select ${columns} from ${source}`,
+        );
         copied = { rows: res.rowCount ?? 0, lastRow: Number(last.rows[0]?.m ?? 0) };
         signal?.throwIfAborted();
       }

@@ -86,7 +86,11 @@ export class RecordReader {
     return held;
   }
 
-  private async keysHeldOnce(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]> {
+  private async keysHeldOnce(
+    table: string,
+    schema: TableSchema,
+    rows: readonly CellValue[][],
+  ): Promise<number[]> {
     const key = schema.primaryKey.map((name) => {
       const at = schema.columns.findIndex((c) => c.name === name);
       const column = schema.columns[at];

@@ -63,7 +63,8 @@ export class SqliteRecordStore implements RecordStore {
           `create unique index ${quoteId(`${table}_pk`)} on ${quoteId(table)} (${schema.primaryKey.map(quoteId).join(', ')})`,
         );
       }
-      if (options.copyFrom !== undefined) copied = await copyRows(conn, options.copyFrom, table, schema, signal);
+      if (options.copyFrom !== undefined)
+        copied = await copyRows(conn, options.copyFrom, table, schema, signal);
     } catch (err) {
       conn.close();
       if (options.copyFrom !== undefined) await this.dropTable(table);

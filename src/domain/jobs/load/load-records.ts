@@ -100,7 +100,10 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
 /** What the file did to a dataset whose records it built on (append, upsert). */
 function recordsChanged(result: StagingResult): Pick<LogData, 'recordsAdded' | 'recordsReplaced'> {
   const replaced = result.rowsReplaced;
-  return { recordsAdded: result.rowsWritten - result.duplicatesCollapsed - replaced, recordsReplaced: replaced };
+  return {
+    recordsAdded: result.rowsWritten - result.duplicatesCollapsed - replaced,
+    recordsReplaced: replaced,
+  };
 }
 
 function loadedMessage(result: StagingResult, builtOnRecords: boolean): string {
