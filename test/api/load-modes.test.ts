@@ -129,7 +129,7 @@ await forEachDatabase('load modes', (target) => {
 
   void it('append and upsert into a dataset that never had records load the file', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    await completed(
+    const append = await completed(
       id,
       csv([
         [2, 'x'],
@@ -137,8 +137,12 @@ await forEachDatabase('load modes', (target) => {
       ]),
       'append',
     );
+    assert.equal(
+      append.currentStatus.logData?.message,
+      'Added 2 records and replaced 0; the dataset holds 2.',
+    );
     const other = await h.defineDataset(PROPS, ['id']);
-    await completed(
+    const upsert = await completed(
       other,
       csv([
         [2, 'x'],
@@ -146,6 +150,14 @@ await forEachDatabase('load modes', (target) => {
       ]),
       'upsert',
     );
+    assert.deepEqual(upsert.currentStatus.logData, {
+      message: 'Added 1 records and replaced 0; the dataset holds 1.',
+      rowsRead: 2,
+      rowsLoaded: 1,
+      duplicatesCollapsed: 1,
+      recordsAdded: 1,
+      recordsReplaced: 0,
+    });
     assert.deepEqual(await allRecords(h, id), [
       { id: 1, name: 'y' },
       { id: 2, name: 'x' },

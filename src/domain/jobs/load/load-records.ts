@@ -74,11 +74,11 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
     }
     const result = await staging.finish();
     const log: LogData = {
-      message: loadedMessage(result, copyFrom !== null),
+      message: loadedMessage(result, buildsOnCurrentRecords(job.mode)),
       rowsRead: stats.rowsRead,
       rowsLoaded: result.rowsLoaded,
       duplicatesCollapsed: result.duplicatesCollapsed,
-      ...(copyFrom !== null ? recordsChanged(result) : {}),
+      ...(buildsOnCurrentRecords(job.mode) ? recordsChanged(result) : {}),
     };
     await commitGeneration(db, {
       datasetId: job.dataset_id,
