@@ -3,7 +3,7 @@
 // progress in the same UPDATE, about every second; losing the lease stops the job.
 import type { DatasetJobRow } from '../storage/db/tables.js';
 import { renewLease } from '../domain/jobs/claims.js';
-import { JobFailure, LeaseLostOnCommit } from '../domain/jobs/load/failure.js';
+import { DatasetChangedMeanwhile, JobFailure, LeaseLostOnCommit } from '../domain/jobs/load/failure.js';
 import { LoadProgress } from '../domain/jobs/load/progress.js';
 import { cleanupJob, failJob, loadJob, releaseJob } from '../domain/jobs/load/run-load.js';
 import type { WorkerDeps } from './deps.js';
@@ -66,6 +66,9 @@ export async function runJob(input: RunJobInput): Promise<void> {
     } else if (stopped instanceof JobStopped && stopped.reason === 'shutdown') {
       await releaseJob(deps.db, job.id, owner);
       log.info({ jobId: job.id }, 'job released at shutdown');
+    } else if (err instanceof DatasetChangedMeanwhile) {
+      await releaseJob(deps.db, job.id, owner, 'datasetChanged');
+      log.info({ jobId: job.id }, 'job released: the records it built on changed');
     } else {
       if (!(err instanceof JobFailure)) log.error({ err, jobId: job.id }, 'job failed unexpectedly');
       await beat(); // the figures where the load stopped stay with the failed job

@@ -20,7 +20,8 @@ await forEachDatabase('job moves', (target) => {
   let isolated: IsolatedDatabase;
   let db: Kysely<Tables>;
   let skipLocked = false;
-  let newQueuedJob: () => Promise<DatasetJobRow>;
+  /** A Queued job of a dataset of its own, or of `datasetId`. */
+  let newQueuedJob: (datasetId?: string) => Promise<DatasetJobRow>;
 
   beforeEach(async () => {
     isolated = await target.create();
@@ -30,13 +31,17 @@ await forEachDatabase('job moves', (target) => {
     const app = await createApp(db, { name: 'moves', alg: 'ES256' });
     const workspace = await getWorkspace(db, app.workspaceId);
     const caller = { appId: app.app.id, workspaceId: workspace.id, ownerUserId: workspace.owner_user_id };
-    const { datasetId } = await createDataset(db, caller, {
-      name: 'moves',
-      schema: { properties: [{ name: 'a', type: 'string' }] },
-    });
-    newQueuedJob = () =>
+    let datasets = 0;
+    const newDataset = async () =>
+      (
+        await createDataset(db, caller, {
+          name: `moves ${datasets++}`,
+          schema: { properties: [{ name: 'a', type: 'string' }] },
+        })
+      ).datasetId;
+    newQueuedJob = async (datasetId) =>
       createJob(db, {
-        datasetId,
+        datasetId: datasetId ?? (await newDataset()),
         workspaceId: workspace.id,
         createdByUserId: workspace.owner_user_id,
         jobType: 'recordsLoad',
@@ -150,6 +155,36 @@ await forEachDatabase('job moves', (target) => {
         error: { errorCount: 0, errors: [] },
       },
     ]);
+  });
+
+  it('a claim passes over a job while another job of its dataset runs, and takes them in order', async () => {
+    const first = await newQueuedJob();
+    const second = await newQueuedJob(first.dataset_id);
+    const third = await newQueuedJob(first.dataset_id);
+    const elsewhere = await newQueuedJob();
+    assert.equal((await claim('w1'))?.id, first.id);
+    // The dataset's next job waits; another dataset's job does not.
+    assert.equal((await claim('w2'))?.id, elsewhere.id);
+    assert.equal(await claim('w3'), undefined);
+    // Its own lapsed lease does not hold a job up: it is taken over, still before the others.
+    await lapseLease(first.id);
+    assert.equal((await claim('w4'))?.id, first.id);
+    assert.equal(await claim('w5'), undefined);
+    await transitionJob(
+      db,
+      { id: first.id },
+      { move: 'completed', by: { kind: 'leaseHolder', owner: 'w4' }, log: { message: 'Done.' } },
+    );
+    assert.equal((await claim('w6'))?.id, second.id);
+    assert.equal(await claim('w7'), undefined);
+    // A job whose last attempt's lease lapsed is given up, and the next job of its dataset runs.
+    await lapseLease(second.id);
+    await db
+      .updateTable('dataset_jobs')
+      .set({ attempts: MAX_ATTEMPTS })
+      .where('id', '=', second.id)
+      .execute();
+    assert.equal((await claim('w8'))?.id, third.id);
   });
 
   it('concurrent claimers take each ready job exactly once', async () => {

@@ -35,10 +35,22 @@ function tableOf(datasetId = DATASET): string {
   return stagingTableName(datasetId, `${String(jobCounter).padStart(8, '0')}-0000-4000-8000-000000000000`);
 }
 
-/** Loads `rows` (written in slices of `slice`) into a new table and returns its name and counts. */
-async function load(store: RecordStore, schema: TableSchema, rows: CellValue[][], slice = 1000) {
+/** Loads `rows` (written in slices of `slice`) into a new table and returns its name and counts;
+ * `copyFrom` starts the table with the rows of a committed one. */
+async function load(
+  store: RecordStore,
+  schema: TableSchema,
+  rows: CellValue[][],
+  slice = 1000,
+  copyFrom?: string,
+) {
   const table = tableOf();
-  const writer = await store.createStaging(table, schema);
+  const writer = await store.createStaging(
+    table,
+    schema,
+    undefined,
+    copyFrom !== undefined ? { copyFrom } : {},
+  );
   for (let i = 0; i < rows.length; i += slice) await writer.write(rows.slice(i, i + slice));
   return { table, result: await writer.finish() };
 }
@@ -88,7 +100,13 @@ await forEachDatabase('record store', (target) => {
       [1, '\t', false, 0],
     ];
     const { table, result } = await load(store, KEYED, rows);
-    assert.deepEqual(result, { rowsWritten: 5, rowsLoaded: 5, duplicatesCollapsed: 0 });
+    assert.deepEqual(result, {
+      rowsWritten: 5,
+      rowsLoaded: 5,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     const read = await readAllRows(store, table, KEYED);
     // Key order; 64-bit integers come back as their decimal text, booleans as booleans.
     assert.deepEqual(read, [
@@ -105,7 +123,13 @@ await forEachDatabase('record store', (target) => {
     const rows: CellValue[][] = [];
     for (let i = 0; i < 2600; i++) rows.push([i % 1000, `v${i}`, i % 2 === 0, i]);
     const { table, result } = await load(store, KEYED, rows, 700);
-    assert.deepEqual(result, { rowsWritten: 2600, rowsLoaded: 1000, duplicatesCollapsed: 1600 });
+    assert.deepEqual(result, {
+      rowsWritten: 2600,
+      rowsLoaded: 1000,
+      duplicatesCollapsed: 1600,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     const read = await readAllRows(store, table, KEYED);
     assert.equal(read.length, 1000);
     assert.deepEqual(read[0], ['0', 'v2000', true, 2000]);
@@ -128,7 +152,13 @@ await forEachDatabase('record store', (target) => {
       ['b', 1, 'second'],
       ['a', 1, 'y'],
     ]);
-    assert.deepEqual(result, { rowsWritten: 4, rowsLoaded: 3, duplicatesCollapsed: 1 });
+    assert.deepEqual(result, {
+      rowsWritten: 4,
+      rowsLoaded: 3,
+      duplicatesCollapsed: 1,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     assert.deepEqual(await readAllRows(store, table, schema), [
       ['a', '1', 'y'],
       ['a', '2', 'x'],
@@ -201,7 +231,13 @@ await forEachDatabase('record store', (target) => {
     const rows: CellValue[][] = [];
     for (let i = 0; i < 30; i++) rows.push([30 - (i % 10), `r${i}`, i % 2 === 1, i]);
     const { table, result } = await load(store, schema, rows, 8);
-    assert.deepEqual(result, { rowsWritten: 30, rowsLoaded: 30, duplicatesCollapsed: 0 });
+    assert.deepEqual(result, {
+      rowsWritten: 30,
+      rowsLoaded: 30,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     const expected = rows.map((r) => [String(r[0]), r[1], r[2], r[3]]);
     assert.deepEqual(await pageThrough(store, table, schema, 4), expected);
     assert.deepEqual(await readAllRows(store, table, schema), expected);
@@ -233,7 +269,13 @@ await forEachDatabase('record store', (target) => {
 
   void it('reads nothing from an empty table', async () => {
     const { table, result } = await load(store, KEYED, []);
-    assert.deepEqual(result, { rowsWritten: 0, rowsLoaded: 0, duplicatesCollapsed: 0 });
+    assert.deepEqual(result, {
+      rowsWritten: 0,
+      rowsLoaded: 0,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     assert.deepEqual(await readAllRows(store, table, KEYED), []);
     assert.deepEqual(await store.readPage(table, KEYED, { filters: [], after: null, limit: 5 }), []);
   });
@@ -288,7 +330,13 @@ await forEachDatabase('record store', (target) => {
     await leftover.finish();
     const rerun = await store.createStaging(table, KEYED);
     await rerun.write([[7, 'new', false, 7]]);
-    assert.deepEqual(await rerun.finish(), { rowsWritten: 1, rowsLoaded: 1, duplicatesCollapsed: 0 });
+    assert.deepEqual(await rerun.finish(), {
+      rowsWritten: 1,
+      rowsLoaded: 1,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
     assert.deepEqual(await readAllRows(store, table, KEYED), [['7', 'new', false, 7]]);
   });
 
@@ -318,5 +366,125 @@ await forEachDatabase('record store', (target) => {
       (await store.readPage(rows.table, unkeyed, { filters: [], after: [1], limit: 10 })).length,
       1,
     );
+  });
+
+  void it('starts a table as a copy of a committed one: written rows replace copied rows of their key', async () => {
+    // More rows than one copy chunk, so the copy is crossed in pieces.
+    const oldRows: CellValue[][] = [];
+    for (let i = 1; i <= 25_000; i++) oldRows.push([i, `old${i}`, i % 2 === 0, i]);
+    const base = await load(store, KEYED, oldRows, 5000);
+    // Keys 24,991..25,010: ten held (replaced), ten new; key 25,010 twice (the last wins).
+    const newRows: CellValue[][] = [];
+    for (let i = 24_991; i <= 25_010; i++) newRows.push([i, `new${i}`, true, -i]);
+    newRows.push([25_010, 'last', false, 0]);
+    const { table, result } = await load(store, KEYED, newRows, 7, base.table);
+    assert.deepEqual(result, {
+      rowsWritten: 21,
+      rowsLoaded: 25_010,
+      duplicatesCollapsed: 1,
+      rowsCopied: 25_000,
+      rowsReplaced: 10,
+    });
+    const read = await readAllRows(store, table, KEYED);
+    assert.equal(read.length, 25_010);
+    assert.deepEqual(read[0], ['1', 'old1', false, 1]);
+    assert.deepEqual(read[24_989], ['24990', 'old24990', true, 24_990]);
+    assert.deepEqual(read[24_990], ['24991', 'new24991', true, -24_991]);
+    assert.deepEqual(read.at(-1), ['25010', 'last', false, 0]);
+    // The committed table is untouched.
+    assert.equal((await readAllRows(store, base.table, KEYED)).length, 25_000);
+  });
+
+  void it('numbers rows written after a copy after the copied rows (a table without a key)', async () => {
+    const schema: TableSchema = { columns: KEYED.columns, primaryKey: [] };
+    const first = await load(store, schema, [
+      [1, 'a', true, 1],
+      [1, 'a', true, 1],
+    ]);
+    const second = await load(store, schema, [[0, 'b', false, 2]], 1000, first.table);
+    assert.deepEqual(second.result, {
+      rowsWritten: 1,
+      rowsLoaded: 3,
+      duplicatesCollapsed: 0,
+      rowsCopied: 2,
+      rowsReplaced: 0,
+    });
+    const third = await load(store, schema, [[5, 'c', null, null]], 1000, second.table);
+    assert.equal(third.result.rowsLoaded, 4);
+    const expected = [
+      ['1', 'a', true, 1],
+      ['1', 'a', true, 1],
+      ['0', 'b', false, 2],
+      ['5', 'c', null, null],
+    ];
+    assert.deepEqual(await pageThrough(store, third.table, schema, 3), expected);
+    // A copy of an empty table is an empty start.
+    const empty = await load(store, schema, []);
+    const onEmpty = await load(store, schema, [[9, 'z', true, 9]], 1000, empty.table);
+    assert.deepEqual(onEmpty.result, {
+      rowsWritten: 1,
+      rowsLoaded: 1,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+    });
+  });
+
+  void it('finds which rows of a batch have a key the table holds, for every kind of key column', async () => {
+    const { table } = await load(store, KEYED, [
+      [9223372036854775807n, 'max', true, 1],
+      [-5, 'minus', false, 2],
+      [7, 'seven', null, 3],
+    ]);
+    const probe: CellValue[][] = [
+      [1, 'x', null, null],
+      [9223372036854775807n, 'x', null, null],
+      [9223372036854775806n, 'x', null, null],
+      [7, 'x', null, null],
+      [-5, 'x', null, null],
+      [7, 'again', null, null],
+    ];
+    assert.deepEqual(await store.keysHeld(table, KEYED, probe), [1, 3, 4, 5]);
+    assert.deepEqual(await store.keysHeld(table, KEYED, []), []);
+
+    // A composite key of text, boolean and float columns.
+    const mixed: TableSchema = {
+      columns: [
+        { name: 'region', kind: 'text' },
+        { name: 'flag', kind: 'boolean' },
+        { name: 'x', kind: 'float64' },
+        { name: 'note', kind: 'text' },
+      ],
+      primaryKey: ['region', 'flag', 'x'],
+    };
+    const awkward = 'it\'s \\ "q" \t é';
+    const keyed = await load(store, mixed, [
+      [awkward, true, 0.1, 'a'],
+      ['b', false, -2.5, 'b'],
+    ]);
+    const held = await store.keysHeld(keyed.table, mixed, [
+      [awkward, true, 0.1, 'other'],
+      [awkward, false, 0.1, null],
+      ['b', false, -2.5, null],
+      ['b', false, 2.5, null],
+      ['B', false, -2.5, null],
+    ]);
+    assert.deepEqual(held, [0, 2]);
+
+    // More rows than one query binds: still every match, in order.
+    const many: CellValue[][] = Array.from({ length: 31_000 }, (_, i) => [
+      i % 2 === 0 ? 7 : i + 10,
+      'x',
+      null,
+      null,
+    ]);
+    const found = await store.keysHeld(table, KEYED, many);
+    assert.equal(found.length, 15_500);
+    assert.ok(found.every((i) => i % 2 === 0));
+
+    // Without a key nothing is held.
+    const unkeyed: TableSchema = { columns: KEYED.columns, primaryKey: [] };
+    const rows = await load(store, unkeyed, [[1, 'a', true, 1]]);
+    assert.deepEqual(await store.keysHeld(rows.table, unkeyed, [[1, 'a', true, 1]]), []);
   });
 });

@@ -30,7 +30,14 @@ export interface JobBody {
   currentStatus: {
     datasetJobStatusName: string;
     datasetJobStatusCode: number;
-    logData: { message: string; rowsRead?: number; rowsLoaded?: number; duplicatesCollapsed?: number } | null;
+    logData: {
+      message: string;
+      rowsRead?: number;
+      rowsLoaded?: number;
+      duplicatesCollapsed?: number;
+      recordsAdded?: number;
+      recordsReplaced?: number;
+    } | null;
     errorData: { errorCount: number; errors: { line: number; property?: string; message: string }[] } | null;
   };
 }

@@ -10,7 +10,7 @@ export interface UploadUrl {
 }
 
 export interface UploadOptions {
-  mode?: 'create' | 'replace';
+  mode?: 'create' | 'replace' | 'append' | 'upsert';
   type?: 'resumable';
   contentType?: 'csv' | 'json' | 'tsv';
 }

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { serviceUnreachable } from '../errors.js';
 import { request } from 'undici';
 import { parseApiTimestamp, ProgressDisplay } from '../progress.js';
+import { LOAD_MODES } from '../../domain/jobs/status.js';
 
 interface UploadOptions {
   mode: string;
@@ -45,7 +46,11 @@ export function registerUploadCommand(program: Command): void {
     .description(
       'load a CSV, TSV or JSON file (gzip too) into a dataset through the API; progress of the upload and the job goes to stderr',
     )
-    .option('--mode <mode>', 'create (dataset must be empty) or replace', 'create')
+    .option(
+      '--mode <mode>',
+      'create (dataset must be empty), replace, append (new keys only) or upsert (new keys added, held keys replaced)',
+      'create',
+    )
     .option('--format <format>', 'csv, tsv or json (default: from the file name)')
     .option('--token <token>', 'access token (default: env DX_ACCESS_TOKEN)')
     .option('--url <url>', 'API base URL (default: env DX_API_URL, else http://localhost:8080)')
@@ -54,8 +59,8 @@ export function registerUploadCommand(program: Command): void {
     .action(async (datasetId: string, file: string, opts: UploadOptions) => {
       const token = opts.token ?? process.env.DX_ACCESS_TOKEN ?? '';
       if (token === '') throw new Error('an access token is needed: --token or env DX_ACCESS_TOKEN');
-      if (opts.mode !== 'create' && opts.mode !== 'replace')
-        throw new Error('--mode must be create or replace');
+      if (!(LOAD_MODES as readonly string[]).includes(opts.mode))
+        throw new Error(`--mode must be one of ${LOAD_MODES.join(', ')}`);
       const format = opts.format ?? formatFromName(file);
       const mediaType = MEDIA_TYPES[format];
       if (mediaType === undefined) throw new Error(`--format must be csv, tsv or json (got "${format}")`);

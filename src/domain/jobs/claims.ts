@@ -2,8 +2,8 @@
 // job, or a Running one whose lease lapsed (its worker crashed), stamps it with this worker's lease
 // and writes its Running entry. Where the database can, the inner SELECT locks the row with SKIP
 // LOCKED so many workers share the table without waiting on each other; SQLite serialises writers,
-// so the plain UPDATE is already atomic there.
-import type { Kysely } from 'kysely';
+// so the plain UPDATE is already atomic there. A job waits while another load of its dataset runs.
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import type { ObjectStore } from '../../storage/objects/index.js';
 import { transitionJob } from './jobs.js';
@@ -43,9 +43,15 @@ export async function claimJob(
     if (exhausted === undefined) break;
     await cleanupJob(deps, exhausted);
   }
+  const now = Date.now();
   return transitionJob(
     deps.db,
-    { oldest: { where: (eb) => eb('attempts', '<', MAX_ATTEMPTS), skipLocked: opts.skipLocked } },
+    {
+      oldest: {
+        where: (eb) => eb.and([eb('attempts', '<', MAX_ATTEMPTS), noOtherLoadRunning(eb, now)]),
+        skipLocked: opts.skipLocked,
+      },
+    },
     {
       move: 'claimed',
       by,
@@ -54,6 +60,27 @@ export async function claimJob(
           job.attempts > 1 ? `Running again from scratch (attempt ${job.attempts}).` : 'Loading records.',
       }),
     },
+  );
+}
+
+/**
+ * Loads into one dataset run one at a time, in queue order: a job is not taken while another job
+ * of its dataset is Running under a live lease (append and upsert build on the records the
+ * previous load left). Its own lapsed lease does not count: that is the job being taken over.
+ * On PostgreSQL two claimers can still race past this (each sees the other's claim only once
+ * committed); the commit's generation check is the safety net.
+ */
+function noOtherLoadRunning(eb: ExpressionBuilder<Tables, 'dataset_jobs'>, now: number): Expression<SqlBool> {
+  return eb.not(
+    eb.exists(
+      eb
+        .selectFrom('dataset_jobs as running')
+        .select('running.id')
+        .whereRef('running.dataset_id', '=', 'dataset_jobs.dataset_id')
+        .whereRef('running.id', '!=', 'dataset_jobs.id')
+        .where('running.status', '=', 'Running')
+        .where('running.lease_expires_at', '>=', now),
+    ),
   );
 }
 

@@ -1,18 +1,22 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ProblemError } from '../../errors.js';
-import { JobFailure } from './load/failure.js';
+import { DatasetChangedMeanwhile, JobFailure } from './load/failure.js';
 import {
   LOAD_MODE_POLICY,
+  buildsOnCurrentRecords,
   checkModeOnCommit,
   checkModeOnRequest,
   checkModeOnStart,
+  heldKeyMessage,
+  heldKeysAreRowErrors,
   type LoadModePolicy,
 } from './load-modes.js';
 import { LOAD_MODES, type LoadMode } from './status.js';
 
-const empty = { record_count: 0, generation: 3 };
-const full = { record_count: 5, generation: 3 };
+const empty = { record_count: 0, generation: 3, primaryKey: ['id'] };
+const full = { record_count: 5, generation: 3, primaryKey: ['id'] };
+const unkeyed = { record_count: 5, generation: 3, primaryKey: [] };
 
 void describe('load-mode policy', () => {
   it('has one entry per mode, and a mode without one does not compile', () => {
@@ -54,5 +58,45 @@ void describe('load-mode policy', () => {
   it('create and replace both replace the records the dataset held', () => {
     assert.equal(LOAD_MODE_POLICY.create.existingRecords, 'replaced');
     assert.equal(LOAD_MODE_POLICY.replace.existingRecords, 'replaced');
+    assert.equal(buildsOnCurrentRecords('create'), false);
+    assert.equal(buildsOnCurrentRecords('replace'), false);
+  });
+
+  it('append: any dataset, keyed or not; held keys are row errors', () => {
+    for (const ds of [empty, full, unkeyed]) {
+      checkModeOnRequest('append', ds);
+      checkModeOnStart('append', ds);
+    }
+    assert.equal(buildsOnCurrentRecords('append'), true);
+    assert.equal(heldKeysAreRowErrors('append'), true);
+    assert.equal(heldKeysAreRowErrors('upsert'), false);
+    assert.match(heldKeyMessage({ id: 42n, region: 'eu' }), /primary key id=42, region=eu;/);
+    assert.match(heldKeyMessage({ id: 'x'.repeat(500) }), /id=x{100}…;/);
+  });
+
+  it('upsert: refuses a dataset without a primary key when asked (409) and when the job starts', () => {
+    const message =
+      'mode=upsert replaces records by their primary key, and this dataset has none; use mode=append or mode=replace.';
+    assert.throws(
+      () => checkModeOnRequest('upsert', unkeyed),
+      (err: unknown) => err instanceof ProblemError && err.kind === 'conflict' && err.detail === message,
+    );
+    assert.throws(
+      () => checkModeOnStart('upsert', unkeyed),
+      (err: unknown) => err instanceof JobFailure && err.message === message,
+    );
+    checkModeOnRequest('upsert', full);
+    checkModeOnStart('upsert', empty);
+    assert.equal(buildsOnCurrentRecords('upsert'), true);
+  });
+
+  it('append and upsert commit only onto the generation they copied, else run again', () => {
+    for (const mode of ['append', 'upsert'] as const) {
+      checkModeOnCommit(mode, { record_count: 9, generation: 3 }, 3);
+      assert.throws(
+        () => checkModeOnCommit(mode, { record_count: 9, generation: 4 }, 3),
+        DatasetChangedMeanwhile,
+      );
+    }
   });
 });

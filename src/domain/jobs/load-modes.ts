@@ -3,7 +3,7 @@
 // (load/commit.ts). A mode added to LOAD_MODES does not compile until it has its entry here.
 import type { DatasetRow } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
-import { JobFailure } from './load/failure.js';
+import { DatasetChangedMeanwhile, JobFailure } from './load/failure.js';
 import type { LoadMode } from './status.js';
 
 /** What a mode needs the dataset to be, at every step of the job. */
@@ -18,13 +18,24 @@ export type DatasetRequirement =
       holdsRecords: string;
       /** Why the job fails when another load committed while it ran. */
       loadedMeanwhile: string;
+    }
+  /** A primary key in the dataset's schema (which never changes once defined). */
+  | {
+      kind: 'primaryKey';
+      /** Why a dataset without one refuses the mode (the request's 409, the job's failure). */
+      noPrimaryKey: string;
     };
 
 /** What the load does to the records the dataset holds; the commit (load/commit.ts) switches on it
  * to set the dataset's records. */
 export type ExistingRecords =
   /** The loaded file becomes all of the dataset's records (a new generation's table). */
-  'replaced';
+  | 'replaced'
+  /** They stay, and the file's records follow them; a file record whose primary key the dataset
+   * already holds is a row error and is not loaded. */
+  | 'kept'
+  /** They stay, except those whose primary key a file record has: that record replaces them. */
+  | 'replacedByKey';
 
 export interface LoadModePolicy {
   requires: DatasetRequirement;
@@ -42,36 +53,86 @@ export const LOAD_MODE_POLICY: Record<LoadMode, LoadModePolicy> = {
     existingRecords: 'replaced',
   },
   replace: { requires: { kind: 'any' }, existingRecords: 'replaced' },
+  append: { requires: { kind: 'any' }, existingRecords: 'kept' },
+  upsert: {
+    requires: {
+      kind: 'primaryKey',
+      noPrimaryKey:
+        'mode=upsert replaces records by their primary key, and this dataset has none; use mode=append or mode=replace.',
+    },
+    existingRecords: 'replacedByKey',
+  },
 };
+
+/** Whether the job's table starts as a copy of the dataset's current records (those it keeps);
+ * such a job commits only onto the generation it copied. */
+export function buildsOnCurrentRecords(mode: LoadMode): boolean {
+  switch (LOAD_MODE_POLICY[mode].existingRecords) {
+    case 'replaced':
+      return false;
+    case 'kept':
+    case 'replacedByKey':
+      return true;
+  }
+}
+
+/** Whether a file record whose primary key the dataset already holds is a row error. */
+export function heldKeysAreRowErrors(mode: LoadMode): boolean {
+  switch (LOAD_MODE_POLICY[mode].existingRecords) {
+    case 'kept':
+      return true;
+    case 'replaced':
+    case 'replacedByKey':
+      return false;
+  }
+}
+
+/** The row error of a file record whose primary key the dataset already holds (mode=append). */
+export function heldKeyMessage(key: Record<string, unknown>): string {
+  const shown = Object.entries(key)
+    .map(([name, value]) => `${name}=${shorten(String(value))}`)
+    .join(', ');
+  return `The dataset already holds a record with primary key ${shown}; mode=append only adds new records (mode=upsert replaces them).`;
+}
+
+const shorten = (text: string) => (text.length > 100 ? `${text.slice(0, 100)}…` : text);
 
 /** The dataset as the checks see it. */
 type DatasetState = Pick<DatasetRow, 'record_count' | 'generation'>;
+/** What the request and the start check: the records held and the schema's primary key. */
+type DatasetNow = Pick<DatasetState, 'record_count'> & { primaryKey: readonly string[] };
 
 /** Refuses a request whose mode the dataset does not allow now (a 409 problem). */
-export function checkModeOnRequest(mode: LoadMode, ds: Pick<DatasetState, 'record_count'>): void {
-  const refusal = holdsRecordsRefusal(mode, ds);
+export function checkModeOnRequest(mode: LoadMode, ds: DatasetNow): void {
+  const refusal = datasetRefusal(mode, ds);
   if (refusal !== null) throw problem('conflict', refusal);
 }
 
 /** Fails a job, as it starts, whose mode the dataset does not allow. */
-export function checkModeOnStart(mode: LoadMode, ds: Pick<DatasetState, 'record_count'>): void {
-  const refusal = holdsRecordsRefusal(mode, ds);
+export function checkModeOnStart(mode: LoadMode, ds: DatasetNow): void {
+  const refusal = datasetRefusal(mode, ds);
   if (refusal !== null) throw new JobFailure(refusal);
 }
 
-/** Fails a job, at its commit, whose mode the dataset no longer allows. */
+/** Fails a job, at its commit, whose mode the dataset no longer allows; a job built on a copy of
+ * records another load has since replaced is sent back to run again (DatasetChangedMeanwhile). */
 export function checkModeOnCommit(mode: LoadMode, ds: DatasetState, startGeneration: number): void {
   const refusal = loadedMeanwhileRefusal(mode, ds, startGeneration);
   if (refusal !== null) throw new JobFailure(refusal);
+  if (buildsOnCurrentRecords(mode) && ds.generation !== startGeneration) {
+    throw new DatasetChangedMeanwhile();
+  }
 }
 
-function holdsRecordsRefusal(mode: LoadMode, ds: Pick<DatasetState, 'record_count'>): string | null {
+function datasetRefusal(mode: LoadMode, ds: DatasetNow): string | null {
   const requires = LOAD_MODE_POLICY[mode].requires;
   switch (requires.kind) {
     case 'any':
       return null;
     case 'empty':
       return Number(ds.record_count) > 0 ? requires.holdsRecords : null;
+    case 'primaryKey':
+      return ds.primaryKey.length === 0 ? requires.noPrimaryKey : null;
   }
 }
 
@@ -79,6 +140,7 @@ function loadedMeanwhileRefusal(mode: LoadMode, ds: DatasetState, startGeneratio
   const requires = LOAD_MODE_POLICY[mode].requires;
   switch (requires.kind) {
     case 'any':
+    case 'primaryKey':
       return null;
     case 'empty':
       return Number(ds.record_count) > 0 || ds.generation !== startGeneration

@@ -6,7 +6,7 @@ import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
 import { problem } from '../../errors.js';
 import { signUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
-import { findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
+import { datasetSchemaOf, findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
 import { createJob } from './jobs.js';
 import { checkModeOnRequest } from './load-modes.js';
 import type { LoadOptions } from './load-options.js';
@@ -28,7 +28,8 @@ export const uploadPath = (jobId: string) => `/uploads/${jobId}`;
 /** The dataset to load into, if the caller may see it and the mode allows loading it now. */
 async function datasetFor(db: Kysely<Tables>, caller: DatasetCaller, datasetId: string, mode: LoadMode) {
   const ds = await findVisibleDataset(db, caller, datasetId);
-  checkModeOnRequest(mode, ds);
+  const { primaryKey } = await datasetSchemaOf(db, ds.id);
+  checkModeOnRequest(mode, { record_count: ds.record_count, primaryKey });
   return ds;
 }
 

@@ -43,6 +43,10 @@ export interface LogData {
   duplicatesCollapsed?: number;
   /** Records with defects: left out of a Completed load, or the reason a load Failed. */
   rowsRejected?: number;
+  /** append, upsert: records whose key the dataset did not hold (every record without a key). */
+  recordsAdded?: number;
+  /** upsert: records of the dataset replaced by the file's record of the same key. */
+  recordsReplaced?: number;
 }
 
 /** One defect of a file: the line (1-based, the header is line 1 in CSV) and the property. */

@@ -82,6 +82,12 @@ const LogData = Type.Object({
       description: 'Records with defects, left out of the load (Completed) or not loaded (Failed)',
     }),
   ),
+  recordsAdded: Type.Optional(
+    Type.Integer({ description: 'append, upsert: records whose primary key the dataset did not hold' }),
+  ),
+  recordsReplaced: Type.Optional(
+    Type.Integer({ description: 'upsert: records of the dataset replaced by the same key in the file' }),
+  ),
 });
 
 const RowError = Type.Object({

@@ -1,6 +1,7 @@
 // PostgreSQL writer: COPY FROM STDIN into a table without constraints (much faster than COPY into
 // an indexed table), then the primary key is added; only if that meets duplicates are the earlier
-// rows of each key deleted (by the hidden row-order column) before adding it again.
+// rows of each key deleted (by the hidden row-order column) before adding it again. A table that
+// starts as a copy of a committed one first loses the copied rows whose key a written row has.
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
@@ -20,6 +21,7 @@ import {
   type ReadRow,
   type ReadValue,
   type RecordStore,
+  type StagingOptions,
   type StagingResult,
   type StagingWriter,
   type TableSchema,
@@ -47,7 +49,12 @@ export class PostgresRecordStore implements RecordStore {
     this.reader = new RecordReader(db, 'postgres');
   }
 
-  async createStaging(table: string, schema: TableSchema, signal?: AbortSignal): Promise<StagingWriter> {
+  async createStaging(
+    table: string,
+    schema: TableSchema,
+    signal?: AbortSignal,
+    options: StagingOptions = {},
+  ): Promise<StagingWriter> {
     const client = await this.pool.connect();
     try {
       await client.query(`drop table if exists ${quoteId(table)}`);
@@ -55,16 +62,34 @@ export class PostgresRecordStore implements RecordStore {
         `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} bigint not null, ${columnDefinitions(schema, 'postgres')})`,
       );
       const columns = [ROW_COLUMN, ...schema.columns.map((c) => c.name)].map(quoteId).join(', ');
+      let copied = { rows: 0, lastRow: 0 };
+      if (options.copyFrom !== undefined) {
+        // One statement inside the server, into the table still without constraints (as COPY).
+        const source = quoteId(options.copyFrom);
+        const last = await client.query<{ m: string }>(
+          `select coalesce(max(${quoteId(ROW_COLUMN)}), 0) as m from ${source}`,
+        );
+        const res = await client.query(
+          `insert into ${quoteId(table)} (${columns}) select ${columns} from ${source}`,
+        );
+        copied = { rows: res.rowCount ?? 0, lastRow: Number(last.rows[0]?.m ?? 0) };
+        signal?.throwIfAborted();
+      }
       const copy = client.query(copyFrom(`copy ${quoteId(table)} (${columns}) from stdin`));
       const drop = () => this.dropTable(table);
       // Statistics for the planner, gathered after the job: nothing waits for them, and until
       // they come the primary key already serves pages and lookups.
       const analyze = () => void this.pool.query(`analyze ${quoteId(table)}`).catch(() => undefined);
-      return new PostgresStagingWriter(client, copy, table, schema.primaryKey, drop, analyze, signal);
+      return new PostgresStagingWriter(client, copy, table, schema.primaryKey, copied, drop, analyze, signal);
     } catch (err) {
       client.release();
+      if (options.copyFrom !== undefined) await this.dropTable(table);
       throw err;
     }
+  }
+
+  keysHeld(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]> {
+    return this.reader.keysHeld(table, schema, rows);
   }
 
   readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]> {
@@ -104,6 +129,8 @@ class PostgresStagingWriter implements StagingWriter {
     private readonly copy: ReturnType<typeof copyFrom>,
     readonly table: string,
     private readonly primaryKey: string[],
+    /** Rows copied in at the start and the last row number among them; written rows follow it. */
+    private readonly copied: { rows: number; lastRow: number },
     private readonly drop: () => Promise<void>,
     private readonly analyzeLater: () => void,
     private readonly signal?: AbortSignal,
@@ -116,7 +143,7 @@ class PostgresStagingWriter implements StagingWriter {
       this.signal?.throwIfAborted();
       if (this.failure !== null) throw this.failure;
       const to = Math.min(rows.length, from + ROWS_PER_WRITE);
-      const text = formatCopyRows(rows, this.written + 1, from, to);
+      const text = formatCopyRows(rows, this.copied.lastRow + this.written + 1, from, to);
       this.written += to - from;
       if (!this.copy.write(text)) await Promise.race([once(this.copy, 'drain'), once(this.copy, 'error')]);
     }
@@ -128,32 +155,58 @@ class PostgresStagingWriter implements StagingWriter {
     await done;
     if (this.failure !== null) throw this.failure;
     const table = quoteId(this.table);
-    let deleted = 0;
+    const row = quoteId(ROW_COLUMN);
+    let replaced = 0;
+    let collapsed = 0;
     // The key is built by one sort of the whole table: room for it in memory saves a merge on disk.
     await this.client.query(`set maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
     if (this.primaryKey.length === 0) {
-      await this.client.query(`alter table ${table} add primary key (${quoteId(ROW_COLUMN)})`);
+      await this.client.query(`alter table ${table} add primary key (${row})`);
     } else {
       const key = this.primaryKey.map(quoteId).join(', ');
+      const written = `${row} > ${this.copied.lastRow}`;
+      if (this.copied.rows > 0 && this.written > 0) {
+        // Copied rows whose key a written row has are replaced: deleted by one hash join of the
+        // written rows against the copy, not by a failed key build and a sort of the whole table.
+        // Written as IN: on the fresh table (no statistics) the planner then hashes the distinct
+        // written keys; a join was planned as a merge join sorting all rows on disk (3x slower),
+        // and JIT compiling it cost a second more, so JIT is off while it runs.
+        const keyOf = (alias: string) => this.primaryKey.map((k) => `${alias}.${quoteId(k)}`).join(', ');
+        await this.client.query('set jit = off');
+        const res = await this.client.query(
+          `delete from ${table} c
+            where c.${row} <= ${this.copied.lastRow}
+              and (${keyOf('c')}) in (select ${keyOf('w')} from ${table} w where w.${written})`,
+        );
+        replaced = res.rowCount ?? 0;
+        await this.client.query('reset jit');
+      }
       try {
         await this.client.query(`alter table ${table} add primary key (${key})`);
       } catch (err) {
         if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
-        // The last row of each key wins: keep the highest row number, delete the rest.
+        // Duplicates among the written rows: the last row of each key wins, so keep the highest
+        // row number and delete the rest.
         const res = await this.client.query(
           `delete from ${table} t using (
-             select ${quoteId(ROW_COLUMN)} as r, row_number() over (partition by ${key} order by ${quoteId(ROW_COLUMN)} desc) as n
-               from ${table}) d
-           where d.n > 1 and t.${quoteId(ROW_COLUMN)} = d.r`,
+             select ${row} as r, row_number() over (partition by ${key} order by ${row} desc) as n
+               from ${table} where ${written}) d
+           where d.n > 1 and t.${row} = d.r`,
         );
-        deleted = res.rowCount ?? 0;
+        collapsed = res.rowCount ?? 0;
         await this.client.query(`alter table ${table} add primary key (${key})`);
       }
     }
     await this.client.query('reset maintenance_work_mem');
     this.release();
     this.analyzeLater();
-    return { rowsWritten: this.written, rowsLoaded: this.written - deleted, duplicatesCollapsed: deleted };
+    return {
+      rowsWritten: this.written,
+      rowsLoaded: this.copied.rows - replaced + this.written - collapsed,
+      duplicatesCollapsed: collapsed,
+      rowsCopied: this.copied.rows,
+      rowsReplaced: replaced,
+    };
   }
 
   async abort(): Promise<void> {

@@ -57,9 +57,24 @@ export interface ReadRow {
 
 /** Counts of a finished staging table. */
 export interface StagingResult {
+  /** Rows written through `write` (the file's valid rows). */
   rowsWritten: number;
+  /** Rows the finished table holds. */
   rowsLoaded: number;
+  /** Written rows replaced by a later written row of the same primary key. */
   duplicatesCollapsed: number;
+  /** Rows the table started with, copied from `copyFrom`. */
+  rowsCopied: number;
+  /** Copied rows replaced by a written row of the same primary key. */
+  rowsReplaced: number;
+}
+
+/** How a staging table starts. */
+export interface StagingOptions {
+  /** A committed table of the same schema whose rows the new table starts with (append and
+   * upsert build on the dataset's records): they keep their order, and written rows are numbered
+   * after them, so a written row replaces a copied row of the same key and follows them without one. */
+  copyFrom?: string;
 }
 
 /** Writes one new records table; rows are aligned with the table's columns. */
@@ -76,7 +91,15 @@ export interface StagingWriter {
 /** Creates, reads, lists and drops the record tables of datasets. */
 export interface RecordStore {
   /** Starts a staging table named `table`, dropping a leftover of the same name (a re-run) first. */
-  createStaging(table: string, schema: TableSchema, signal?: AbortSignal): Promise<StagingWriter>;
+  createStaging(
+    table: string,
+    schema: TableSchema,
+    signal?: AbortSignal,
+    options?: StagingOptions,
+  ): Promise<StagingWriter>;
+  /** The indexes of `rows` (aligned with the columns) whose primary key a committed table already
+   * holds, ascending; one query per call through the table's key index. Empty without a key. */
+  keysHeld(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]>;
   /** One keyset page of a committed table, in primary-key order (file order without a key). */
   readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]>;
   /** Every row of a committed table in the order of its pages, a batch of rows at a time. */

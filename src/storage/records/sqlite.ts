@@ -20,6 +20,7 @@ import {
   type ReadRow,
   type ReadValue,
   type RecordStore,
+  type StagingOptions,
   type StagingResult,
   type StagingWriter,
   type TableSchema,
@@ -28,6 +29,8 @@ import {
 const ROWS_PER_STATEMENT = 200;
 /** Rows per transaction (about one parser batch): rows die young, which spares the GC, and the API never waits long. */
 const ROWS_PER_CHUNK = 1000;
+/** Rows copied per transaction when a staging table starts from a committed one. */
+const COPY_ROWS_PER_CHUNK = 20_000;
 /** A cell as SQLite takes it: booleans as 0/1 (kinds.ts). */
 const bind = BIND.sqlite;
 
@@ -43,8 +46,14 @@ export class SqliteRecordStore implements RecordStore {
     this.reader = new RecordReader(db, 'sqlite');
   }
 
-  async createStaging(table: string, schema: TableSchema, signal?: AbortSignal): Promise<StagingWriter> {
+  async createStaging(
+    table: string,
+    schema: TableSchema,
+    signal?: AbortSignal,
+    options: StagingOptions = {},
+  ): Promise<StagingWriter> {
     const conn = openSqliteConnection(this.file);
+    let copied = { rows: 0, lastRow: 0 };
     try {
       conn.pragma('cache_size = -65536');
       conn.exec(`drop table if exists ${quoteId(table)}`);
@@ -56,12 +65,19 @@ export class SqliteRecordStore implements RecordStore {
           `create unique index ${quoteId(`${table}_pk`)} on ${quoteId(table)} (${schema.primaryKey.map(quoteId).join(', ')})`,
         );
       }
+      if (options.copyFrom !== undefined)
+        copied = await copyRows(conn, options.copyFrom, table, schema, signal);
     } catch (err) {
       conn.close();
+      if (options.copyFrom !== undefined) await this.dropTable(table);
       throw err;
     }
     const drop = () => this.dropTable(table);
-    return new SqliteStagingWriter(conn, table, schema.columns.length + 1, drop, signal);
+    return new SqliteStagingWriter(conn, table, schema.columns.length + 1, drop, copied, signal);
+  }
+
+  keysHeld(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]> {
+    return this.reader.keysHeld(table, schema, rows);
   }
 
   readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]> {
@@ -88,6 +104,36 @@ export class SqliteRecordStore implements RecordStore {
   }
 }
 
+/**
+ * Copies every row of the committed table `from` into `to`, in row order and keeping row numbers,
+ * a chunk per transaction (`#row` is the rowid: each chunk is a range scan) so the event loop runs
+ * between chunks and no write lock is held across an await. Returns the count and the last row.
+ */
+async function copyRows(
+  conn: BetterSqlite3.Database,
+  from: string,
+  to: string,
+  schema: TableSchema,
+  signal?: AbortSignal,
+): Promise<{ rows: number; lastRow: number }> {
+  const columns = [ROW_COLUMN, ...schema.columns.map((c) => c.name)].map(quoteId).join(', ');
+  const copyChunk = conn.prepare(
+    `insert into ${quoteId(to)} (${columns}) select ${columns} from ${quoteId(from)}
+      where ${quoteId(ROW_COLUMN)} > ? order by ${quoteId(ROW_COLUMN)} limit ${COPY_ROWS_PER_CHUNK}`,
+  );
+  const lastRow = conn.prepare(`select coalesce(max(${quoteId(ROW_COLUMN)}), 0) as m from ${quoteId(to)}`);
+  let rows = 0;
+  let last = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    const changes = conn.transaction(() => copyChunk.run(last).changes)();
+    if (changes === 0) return { rows, lastRow: last };
+    rows += changes;
+    last = (lastRow.get() as { m: number }).m;
+    await yieldToLoop();
+  }
+}
+
 class SqliteStagingWriter implements StagingWriter {
   private pending: CellValue[][] = [];
   private written = 0;
@@ -99,6 +145,8 @@ class SqliteStagingWriter implements StagingWriter {
     readonly table: string,
     private readonly width: number,
     private readonly drop: () => Promise<void>,
+    /** Rows copied in at the start and the last row number among them; written rows follow it. */
+    private readonly copied: { rows: number; lastRow: number },
     private readonly signal?: AbortSignal,
   ) {}
 
@@ -109,11 +157,20 @@ class SqliteStagingWriter implements StagingWriter {
 
   async finish(): Promise<StagingResult> {
     await this.flush();
-    const { n } = this.conn.prepare(`select count(*) as n from ${quoteId(this.table)}`).get() as {
-      n: number;
-    };
+    // Copied rows still there have row numbers up to the copy's last; the rest are written rows.
+    const counts = this.conn
+      .prepare(
+        `select count(*) as n, coalesce(sum(${quoteId(ROW_COLUMN)} <= ?), 0) as kept from ${quoteId(this.table)}`,
+      )
+      .get(this.copied.lastRow) as { n: number; kept: number };
     this.close();
-    return { rowsWritten: this.written, rowsLoaded: n, duplicatesCollapsed: this.written - n };
+    return {
+      rowsWritten: this.written,
+      rowsLoaded: counts.n,
+      duplicatesCollapsed: this.written - (counts.n - counts.kept),
+      rowsCopied: this.copied.rows,
+      rowsReplaced: this.copied.rows - counts.kept,
+    };
   }
 
   async abort(): Promise<void> {
@@ -133,7 +190,7 @@ class SqliteStagingWriter implements StagingWriter {
         const params = new Array<unknown>(count * this.width);
         let at = 0;
         for (let r = i; r < i + count; r++) {
-          params[at++] = ++this.written;
+          params[at++] = this.copied.lastRow + ++this.written;
           for (const v of rows[r] ?? []) params[at++] = bind(v);
         }
         this.statement(count).run(params);

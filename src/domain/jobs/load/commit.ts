@@ -78,5 +78,11 @@ function recordsAfter(req: CommitRequest): Pick<DatasetRow, 'records_table' | 'r
   switch (LOAD_MODE_POLICY[req.mode].existingRecords) {
     case 'replaced':
       return { records_table: req.table, record_count: req.rowsLoaded };
+    case 'kept':
+    case 'replacedByKey':
+      // The table began as a copy of the records of `startGeneration` (checkModeOnCommit made
+      // sure they are still the dataset's), so it holds all of them that remain: it replaces
+      // the old table whole, as any load does.
+      return { records_table: req.table, record_count: req.rowsLoaded };
   }
 }

@@ -19,3 +19,12 @@ export class LeaseLostOnCommit extends Error {
     super('the job lease was lost before commit');
   }
 }
+
+/** The dataset's records changed (another load committed) after the job copied them to build on
+ * (append, upsert): the swap was rolled back, and the job goes back to the queue to run again on
+ * the new records. Loads of one dataset are claimed one at a time, so this is a rare race. */
+export class DatasetChangedMeanwhile extends Error {
+  constructor() {
+    super('another load of the dataset committed while this job ran');
+  }
+}

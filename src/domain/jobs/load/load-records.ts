@@ -4,7 +4,12 @@
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { DatasetJobRow, Tables } from '../../../storage/db/tables.js';
-import { stagingTableName, type RecordStore, type StagingWriter } from '../../../storage/records/index.js';
+import {
+  stagingTableName,
+  type RecordStore,
+  type StagingResult,
+  type StagingWriter,
+} from '../../../storage/records/index.js';
 import { datasetSchemaOf } from '../../datasets/datasets.js';
 import { tableSchemaOf } from '../../datasets/schema.js';
 import {
@@ -14,7 +19,7 @@ import {
   type InputFormat,
   type ParseStats,
 } from '../../loading/index.js';
-import { checkModeOnStart } from '../load-modes.js';
+import { buildsOnCurrentRecords, checkModeOnStart, heldKeysAreRowErrors } from '../load-modes.js';
 import { loadOptionsOf, type LoadOptions } from '../load-options.js';
 import { RowErrorLog } from '../row-errors.js';
 import type { ErrorData, LogData } from '../status.js';
@@ -23,6 +28,7 @@ import { commitGeneration, type CommitRequest } from './commit.js';
 import { completeDryRun } from './dry-run.js';
 import { JobFailure } from './failure.js';
 import type { LoadProgress } from './progress.js';
+import { refuseHeldKeys } from './held-keys.js';
 
 export interface LoadContext {
   db: Kysely<Tables>;
@@ -40,12 +46,15 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
   const options = loadOptionsOf(job);
   const ds = await db
     .selectFrom('datasets')
-    .select(['generation', 'record_count'])
+    .select(['generation', 'record_count', 'records_table'])
     .where('id', '=', job.dataset_id)
     .executeTakeFirst();
   if (ds === undefined) throw new JobFailure('The dataset was deleted.');
-  checkModeOnStart(job.mode, ds);
   const schema = await datasetSchemaOf(db, job.dataset_id);
+  checkModeOnStart(job.mode, { record_count: ds.record_count, primaryKey: schema.primaryKey });
+  // append, upsert: the new table starts as a copy of the records of the generation read above.
+  const copyFrom = buildsOnCurrentRecords(job.mode) ? ds.records_table : null;
+  const tableSchema = tableSchemaOf(schema);
   const errors = new ErrorCollector();
   const rowErrors = await RowErrorLog.open(db, job);
   // Bad records are left out as long as there are no more than the job tolerates; a defect of
@@ -55,12 +64,22 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
   try {
     await retireEarlierAttempts(db, job);
     const table = stagingTableName(job.dataset_id, job.id, job.attempts);
-    staging = await ctx.records.createStaging(table, tableSchemaOf(schema), ctx.signal);
+    staging = await ctx.records.createStaging(
+      table,
+      tableSchema,
+      ctx.signal,
+      copyFrom !== null ? { copyFrom } : {},
+    );
     const stats: ParseStats = ctx.progress?.stats ?? { rowsRead: 0 };
     for await (const batch of parseRecords(input, { schema, format, errors, stats, signal: ctx.signal })) {
+      // append: records whose key the dataset holds are row errors, left out like any bad record.
+      const rows =
+        copyFrom !== null && heldKeysAreRowErrors(job.mode)
+          ? await refuseHeldKeys(ctx.records, copyFrom, tableSchema, batch, errors)
+          : batch.rows;
       // Past the tolerance nothing more is written: the job will fail, but the rest of the file
       // is still read so the caller learns about every defect at once.
-      if (withinTolerance() && batch.rows.length > 0) await staging.write(batch.rows);
+      if (withinTolerance() && rows.length > 0) await staging.write(rows);
       await rowErrors.save(errors.take());
     }
     await rowErrors.save(errors.take());
@@ -76,10 +95,11 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
     }
     const result = await staging.finish();
     const log: LogData = {
-      message: completedMessage(result.rowsLoaded, errors.rowsRejected, options),
+      message: completedMessage(result, errors.rowsRejected, options, buildsOnCurrentRecords(job.mode)),
       ...counts,
       rowsLoaded: result.rowsLoaded,
       duplicatesCollapsed: result.duplicatesCollapsed,
+      ...(buildsOnCurrentRecords(job.mode) ? recordsChanged(result) : {}),
     };
     const end: Omit<CommitRequest, 'table' | 'rowsLoaded'> = {
       datasetId: job.dataset_id,
@@ -126,14 +146,35 @@ function failureMessage(errors: ErrorCollector, stats: ParseStats, options: Load
   );
 }
 
+/** What the file did to a dataset whose records it built on (append, upsert). */
+function recordsChanged(result: StagingResult): Pick<LogData, 'recordsAdded' | 'recordsReplaced'> {
+  const replaced = result.rowsReplaced;
+  return {
+    recordsAdded: result.rowsWritten - result.duplicatesCollapsed - replaced,
+    recordsReplaced: replaced,
+  };
+}
+
 /** What a completed load did (or, for a dry run, would have done). */
-function completedMessage(rowsLoaded: number, rowsRejected: number, options: LoadOptions): string {
+function completedMessage(
+  result: StagingResult,
+  rowsRejected: number,
+  options: LoadOptions,
+  builtOnRecords: boolean,
+): string {
   const leftOut =
     rowsRejected > 0
       ? ` ${plural(rowsRejected, 'record')} with defects ${options.dryRun ? 'would be' : 'were'} left out (maxBadRecords=${options.maxBadRecords}).`
       : '';
-  if (options.dryRun) {
-    return `Dry run: ${plural(rowsLoaded, 'record')} would have been loaded.${leftOut} Nothing was changed.`;
+  if (builtOnRecords) {
+    const { recordsAdded, recordsReplaced } = recordsChanged(result);
+    const did = options.dryRun
+      ? `Dry run: ${recordsAdded} records would have been added and ${recordsReplaced} replaced; the dataset would hold ${result.rowsLoaded}.`
+      : `Added ${recordsAdded} records and replaced ${recordsReplaced}; the dataset holds ${result.rowsLoaded}.`;
+    return `${did}${leftOut}${options.dryRun ? ' Nothing was changed.' : ''}`;
   }
-  return `Loaded ${plural(rowsLoaded, 'record')}.${leftOut}`;
+  if (options.dryRun) {
+    return `Dry run: ${plural(result.rowsLoaded, 'record')} would have been loaded.${leftOut} Nothing was changed.`;
+  }
+  return `Loaded ${plural(result.rowsLoaded, 'record')}.${leftOut}`;
 }

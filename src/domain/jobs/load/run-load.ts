@@ -84,15 +84,28 @@ export async function failJob(
   if (ended !== undefined) await cleanupJob(deps, job);
 }
 
-/** Puts the job back in the queue (its worker shuts down); it runs again from scratch. */
-export async function releaseJob(db: Kysely<Tables>, jobId: string, leaseOwner: string): Promise<void> {
+/** Why a job goes back to the queue, as its status entry says. */
+export const RELEASE_MESSAGES = {
+  shutdown: 'Released at worker shutdown; it will run again from scratch.',
+  datasetChanged:
+    'Another load of the dataset committed while this job ran; it will run again from scratch on the new records.',
+} as const;
+
+/** Puts the job back in the queue (its worker shuts down, or the records it built on changed); it
+ * runs again from scratch. */
+export async function releaseJob(
+  db: Kysely<Tables>,
+  jobId: string,
+  leaseOwner: string,
+  why: keyof typeof RELEASE_MESSAGES = 'shutdown',
+): Promise<void> {
   await transitionJob(
     db,
     { id: jobId },
     {
       move: 'released',
       by: { kind: 'leaseHolder', owner: leaseOwner },
-      log: { message: 'Released at worker shutdown; it will run again from scratch.' },
+      log: { message: RELEASE_MESSAGES[why] },
     },
   );
 }
