@@ -82,6 +82,7 @@ await forEachDatabase('load modes', (target) => {
       rowsRead: 5,
       rowsLoaded: 7,
       duplicatesCollapsed: 1,
+      rowsRejected: 0,
       recordsAdded: 2,
       recordsReplaced: 2,
     });
@@ -112,6 +113,7 @@ await forEachDatabase('load modes', (target) => {
       rowsRead: 3,
       rowsLoaded: 9,
       duplicatesCollapsed: 1,
+      rowsRejected: 0,
       recordsAdded: 2,
       recordsReplaced: 0,
     });
@@ -155,6 +157,7 @@ await forEachDatabase('load modes', (target) => {
       rowsRead: 2,
       rowsLoaded: 1,
       duplicatesCollapsed: 1,
+      rowsRejected: 0,
       recordsAdded: 1,
       recordsReplaced: 0,
     });
