@@ -109,7 +109,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     },
   };
 
-  const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
+  const server: Server = createServer({ allowHalfOpen: true, noDelay: true, highWaterMark: 256 * 1024 }, (socket: Socket) => {
     connections.add(new ClientConnection(host, socket));
   });
 
