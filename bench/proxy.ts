@@ -9,7 +9,7 @@ import { holdClients } from './lib/hold.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { ensureNginx } from './lib/nginx.js';
 import type { BenchContext, BenchPart } from './lib/part.js';
-import { cpuMs, sampleRss, totalCpuMs } from './lib/procfs.js';
+import { cpuMs, sampleRss, sampleRssHalves, totalCpuMs } from './lib/procfs.js';
 import { stop } from './lib/spawn.js';
 import { median } from './lib/stats.js';
 import { proxyReport, type HoldRow, type Point, type StreamRow } from './proxy-report.js';
@@ -147,11 +147,14 @@ async function measureStreams(ctx: BenchContext, targets: Target[]): Promise<Str
     const pids = target.pids();
     const rates: number[] = [];
     const peaks: number[] = [];
+    const halves: { firstMb: number; secondMb: number }[] = [];
     const before = sampleRss(pids)();
     for (let run = 0; run < ctx.runs; run++) {
-      const done = sampleRss(pids);
+      const done = sampleRssHalves(pids);
       const d = await download(url, target.headers);
-      peaks.push(done());
+      const h = done();
+      halves.push(h);
+      peaks.push(Math.max(h.firstMb, h.secondMb));
       if (d.bytes !== STREAM_BYTES)
         throw new Error(`${target.name}: got ${d.bytes} of ${STREAM_BYTES} bytes`);
       rates.push(d.mbPerSecond);
@@ -164,6 +167,8 @@ async function measureStreams(ctx: BenchContext, targets: Target[]): Promise<Str
       rssStartMb: target.startRssMb,
       rssBeforeMb: before * mem,
       rssPeakMb: Math.max(...peaks) * mem,
+      rssFirstHalfMb: median(halves.map((h) => h.firstMb)) * mem,
+      rssSecondHalfMb: median(halves.map((h) => h.secondMb)) * mem,
     };
     ctx.log(
       `  stream ${target.name}: ${Math.round(row.mbPerSecond)} MB/s, RSS ${Math.round(before)} → ${Math.round(row.rssPeakMb)} MiB`,
