@@ -249,7 +249,14 @@ export function proxyReport(
                 'keeping the connection open; then every one asks again on the same connection. RSS of ' +
                 "the proxy's processes before, with all of them connected, and after the second round.",
               table(
-                ['target', 'held', 'RSS before MiB', 'RSS held MiB', 'RSS after 2nd round MiB', 'KiB / client'],
+                [
+                  'target',
+                  'held',
+                  'RSS before MiB',
+                  'RSS held MiB',
+                  'RSS after 2nd round MiB',
+                  'KiB / client',
+                ],
                 holds.map((h) => [
                   h.target,
                   `${h.held} / ${o.holdClients}`,

@@ -46,5 +46,5 @@ export function adoptClientSocket(
       },
     },
   };
-  return new Socket(options as ConstructorParameters<typeof Socket>[0]);
+  return new Socket(options);
 }

@@ -110,7 +110,10 @@ void describe("Node's HTTPParser binding (_http_common)", () => {
       'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
     );
     assert.ok(isParseError(both.result));
-    const twice = parse(REQUEST, 'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n');
+    const twice = parse(
+      REQUEST,
+      'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n',
+    );
     assert.ok(isParseError(twice.result));
     const bareLf = parse(REQUEST, 'GET / HTTP/1.1\r\nHost: h\nX: y\r\n\r\n');
     assert.ok(isParseError(bareLf.result));
