@@ -5,13 +5,14 @@ import { openDatabase } from '../src/storage/db/database.js';
 import { migrateToLatest } from '../src/storage/db/migrate.js';
 import { SqlProxyIdStore } from '../src/proxy/proxy-ids.js';
 import { download } from './lib/download.js';
+import { holdClients } from './lib/hold.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { ensureNginx } from './lib/nginx.js';
 import type { BenchContext, BenchPart } from './lib/part.js';
-import { cpuMs, sampleRss, totalCpuMs } from './lib/procfs.js';
+import { cpuMs, sampleRss, sampleRssHalves, totalCpuMs } from './lib/procfs.js';
 import { stop } from './lib/spawn.js';
 import { median } from './lib/stats.js';
-import { proxyReport, type Point, type StreamRow } from './proxy-report.js';
+import { proxyReport, type HoldRow, type Point, type StreamRow } from './proxy-report.js';
 import {
   directTarget,
   floorTarget,
@@ -25,6 +26,8 @@ const AUTH = `Basic ${Buffer.from('benchApp:0123456789abcdef|1').toString('base6
 const WORKERS = (process.env.BENCH_PROXY_WORKERS ?? '1').split(',').map(Number);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,64').split(',').map(Number);
 const STREAM_BYTES = Number(process.env.BENCH_STREAM_MB ?? 100) * 2 ** 20;
+/** Idle keep-alive clients held at once (0: skip that step). */
+const HOLD_CLIENTS = Number(process.env.BENCH_HOLD_CLIENTS ?? 1000);
 /** Whether to measure node:http + undici with none of our work, the floor of our stack. */
 const FLOOR = process.env.BENCH_FLOOR !== '0';
 /**
@@ -78,7 +81,12 @@ async function runProxyBench(ctx: BenchContext) {
     for (const t of targets) ctx.log(`${t.name}: ${t.url}`);
     const points = await measurePoints(ctx, targets, upstreamPid);
     const streams = await measureStreams(ctx, targets);
-    return proxyReport(points, streams, { connections: CONNECTIONS, streamBytes: STREAM_BYTES });
+    const holds = HOLD_CLIENTS > 0 ? await measureHolds(ctx, targets) : [];
+    return proxyReport(points, streams, holds, {
+      connections: CONNECTIONS,
+      streamBytes: STREAM_BYTES,
+      holdClients: HOLD_CLIENTS,
+    });
   } finally {
     for (const t of targets) await t.stop();
     await stop(upstream.child);
@@ -139,11 +147,14 @@ async function measureStreams(ctx: BenchContext, targets: Target[]): Promise<Str
     const pids = target.pids();
     const rates: number[] = [];
     const peaks: number[] = [];
+    const halves: { firstMb: number; secondMb: number }[] = [];
     const before = sampleRss(pids)();
     for (let run = 0; run < ctx.runs; run++) {
-      const done = sampleRss(pids);
+      const done = sampleRssHalves(pids);
       const d = await download(url, target.headers);
-      peaks.push(done());
+      const h = done();
+      halves.push(h);
+      peaks.push(Math.max(h.firstMb, h.secondMb));
       if (d.bytes !== STREAM_BYTES)
         throw new Error(`${target.name}: got ${d.bytes} of ${STREAM_BYTES} bytes`);
       rates.push(d.mbPerSecond);
@@ -156,9 +167,43 @@ async function measureStreams(ctx: BenchContext, targets: Target[]): Promise<Str
       rssStartMb: target.startRssMb,
       rssBeforeMb: before * mem,
       rssPeakMb: Math.max(...peaks) * mem,
+      rssFirstHalfMb: median(halves.map((h) => h.firstMb)) * mem,
+      rssSecondHalfMb: median(halves.map((h) => h.secondMb)) * mem,
     };
     ctx.log(
       `  stream ${target.name}: ${Math.round(row.mbPerSecond)} MB/s, RSS ${Math.round(before)} → ${Math.round(row.rssPeakMb)} MiB`,
+    );
+    rows.push(row);
+  }
+  return rows;
+}
+
+/**
+ * HOLD_CLIENTS keep-alive clients on nginx and on our proxy at once, each asking twice on its own
+ * connection: whether all are served, and the resident memory of the proxy's processes meanwhile.
+ */
+async function measureHolds(ctx: BenchContext, targets: Target[]): Promise<HoldRow[]> {
+  const rows: HoldRow[] = [];
+  for (const target of targets) {
+    const pids = target.pids();
+    // The upstream called directly and the floor are not proxies to compare here.
+    if (pids.length === 0 || target.name.includes('floor')) continue;
+    const rss = () => pids.reduce((sum, pid) => sum + sampleRss([pid])(), 0);
+    const before = rss();
+    const after: number[] = [];
+    const r = await holdClients(target.url, SCENARIOS[0].path, target.headers, HOLD_CLIENTS, () =>
+      after.push(rss()),
+    );
+    const row: HoldRow = {
+      target: target.name,
+      held: r.held,
+      rssBeforeMb: before,
+      rssFirstMb: after[0] ?? NaN,
+      rssSecondMb: after[1] ?? NaN,
+    };
+    ctx.log(
+      `  ${HOLD_CLIENTS} keep-alive clients on ${target.name}: ${r.held} held, RSS ${Math.round(before)} → ` +
+        `${Math.round(row.rssFirstMb)} → ${Math.round(row.rssSecondMb)} MiB`,
     );
     rows.push(row);
   }

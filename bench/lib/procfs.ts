@@ -80,6 +80,43 @@ export function sampleRss(pids: readonly number[], everyMs = 20): () => number {
   };
 }
 
+/** Peaks of the summed VmRSS of some processes in the first and the second half of a time span. */
+export interface HalvesRss {
+  firstMb: number;
+  secondMb: number;
+}
+
+/**
+ * Samples the summed VmRSS of `pids` every `everyMs` until stopped; returns the highest in the
+ * first and in the second half of the time sampled, in MiB. Memory that grows with the work
+ * done (a buffered answer) peaks later; flat memory peaks alike in both halves.
+ */
+export function sampleRssHalves(pids: readonly number[], everyMs = 20): () => HalvesRss {
+  const samples: [number, number][] = [];
+  const started = performance.now();
+  const take = () => {
+    let sum = 0;
+    for (const pid of pids) {
+      try {
+        sum += rssMb(pid);
+      } catch {
+        // The process ended.
+      }
+    }
+    samples.push([performance.now() - started, sum]);
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return () => {
+    clearInterval(timer);
+    take();
+    const mid = (performance.now() - started) / 2;
+    const peak = (keep: (t: number) => boolean) =>
+      samples.reduce((max, [t, mb]) => (keep(t) ? Math.max(max, mb) : max), 0);
+    return { firstMb: peak((t) => t <= mid), secondMb: peak((t) => t > mid) };
+  };
+}
+
 /**
  * Runs `fn` and returns its result with the highest RSS of `pid` meanwhile, in MiB: VmRSS sampled
  * every `everyMs`, and VmHWM reset first (clear_refs 5) where the kernel lets us, which also

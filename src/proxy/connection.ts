@@ -3,6 +3,7 @@
 // do); a malformed request gets 400 (431 for oversized headers) and the connection is closed, as
 // node:http does.
 import type { Socket } from 'node:net';
+import { adoptClientSocket } from './client-socket.js';
 import { PAUSED_FOR_PIPELINE, type ClientSide, type ConnectionExchange } from './client-side.js';
 import { scanRequestHeaders, type RequestHeaderScan } from './headers.js';
 import {
@@ -58,9 +59,13 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   /** When the head of a request whose body is still being read arrived, else 0. */
   bodyStartedAt = 0;
 
+  readonly socket: Socket;
+
+  /** `accepted`: a connection the server accepted paused (`pauseOnConnect`). */
   constructor(
     private readonly host: ConnectionHost<E>,
-    readonly socket: Socket,
+    accepted: Socket,
+    highWaterMark: number,
   ) {
     this.parser = createParser(REQUEST, {
       onHeaders: this.onHeaders,
@@ -68,7 +73,8 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
       onBody: this.onBody,
       onMessageComplete: this.onMessageComplete,
     });
-    socket.on('data', this.onData);
+    const socket = adoptClientSocket(accepted, this.onData, highWaterMark);
+    this.socket = socket;
     socket.on('end', this.onEnd);
     socket.on('error', noop);
     socket.on('close', this.onClose);

@@ -119,6 +119,20 @@ export interface ResponseHeaderScan {
 
 const KEEP_ALIVE_TIMEOUT = /(?:^|[\s,;])timeout\s*=\s*(\d+)/i;
 
+// An upstream sends the same Keep-Alive value on every response: its timeout is parsed once.
+let lastKeepAlive = '';
+let lastKeepAliveMs = -1;
+
+/** The timeout of a `Keep-Alive` value in ms, -1 when it names none. */
+function keepAliveTimeoutMs(value: string): number {
+  if (value !== lastKeepAlive) {
+    const m = KEEP_ALIVE_TIMEOUT.exec(value);
+    lastKeepAliveMs = m === null ? -1 : Number(m[1]) * 1000;
+    lastKeepAlive = value;
+  }
+  return lastKeepAliveMs;
+}
+
 /** Splits an upstream response's raw headers (strings, as the parser gives them) for the client. */
 export function scanResponseHeaders(raw: readonly string[]): ResponseHeaderScan {
   const out: string[] = [];
@@ -141,8 +155,8 @@ export function scanResponseHeaders(raw: readonly string[]): ResponseHeaderScan 
         connection = connection === null ? value : `${connection},${value}`;
         continue;
       case 'keep-alive': {
-        const m = KEEP_ALIVE_TIMEOUT.exec(value);
-        if (m !== null) keepAliveMs = Number(m[1]) * 1000;
+        const timeout = keepAliveTimeoutMs(value);
+        if (timeout >= 0) keepAliveMs = timeout;
         continue;
       }
       default:
@@ -183,7 +197,7 @@ export function responseHeaders(raw: readonly (Buffer | string)[]): string[] {
 /** Removes the headers a Connection header names (they are hop-by-hop for this connection). */
 function dropNamed(flat: string[], connection: string): string[] {
   // The usual values name no other header; skip the split on the hot path.
-  if (PLAIN_CONNECTION.test(connection)) return flat;
+  if (connection === 'keep-alive' || connection === 'close' || PLAIN_CONNECTION.test(connection)) return flat;
   const named = new Set(
     connection
       .split(',')

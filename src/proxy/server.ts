@@ -60,6 +60,12 @@ const HEADERS_TIMEOUT_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 300_000;
 /** How long a connection we ended may linger for the client to close it. */
 const LINGER_MS = 5_000;
+/**
+ * Response bytes a client connection buffers before the upstream is paused: a large answer moves
+ * in 256 KB steps (a quarter of the pauses, reads and writes of 64 KB ones), and memory per slow
+ * client stays bounded.
+ */
+const CLIENT_BUFFER = 256 * 1024;
 
 /** Builds the proxy's server (not yet listening). */
 export async function createProxy(config: Config, deps: ProxyDeps) {
@@ -109,9 +115,13 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     },
   };
 
-  const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
-    connections.add(new ClientConnection(host, socket));
-  });
+  // Accepted paused: the connection takes the socket over before it reads (client-socket.ts).
+  const server: Server = createServer(
+    { allowHalfOpen: true, noDelay: true, pauseOnConnect: true, highWaterMark: CLIENT_BUFFER },
+    (socket: Socket) => {
+      connections.add(new ClientConnection(host, socket, CLIENT_BUFFER));
+    },
+  );
 
   // One timer for every client connection's idle, head, request and linger timeouts.
   const sweeper = setInterval(() => {

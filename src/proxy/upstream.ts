@@ -44,7 +44,7 @@ const DEFAULT_IDLE_MS = 4000;
 const IDLE_MARGIN_MS = 2000;
 
 /** Where every plain upstream connection reads into (each read is parsed before the next). */
-const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
+const READ_BUFFER = Buffer.allocUnsafeSlow(256 * 1024);
 
 /** One keep-alive connection to the upstream. */
 export class UpstreamConnection {

@@ -1,0 +1,136 @@
+// Guards what the proxy takes from Node's internal `_http_common.HTTPParser` (no public API, so no
+// semver promise): CI runs this on every supported Node.js (22 and 24). If Node changes or removes
+// the binding, these fail first, and docs/proxy.md says what replaces it.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createParser, HTTPParser, isParseError, METHODS, REQUEST, RESPONSE, STRICT } from './llhttp.js';
+
+interface Head {
+  major: number;
+  minor: number;
+  headers: string[];
+  method: string;
+  url: string;
+  status: number | undefined;
+  reason: string | undefined;
+  upgrade: boolean;
+  keepAlive: boolean;
+}
+
+/** Parses `input` (one or more pieces) and reports what each callback saw. */
+function parse(type: number, ...pieces: string[]) {
+  const heads: Head[] = [];
+  const bodies: Buffer[] = [];
+  let complete = 0;
+  const parser = createParser(type, {
+    onHeadersComplete: (
+      major: number,
+      minor: number,
+      headers: string[],
+      method: number,
+      url: string,
+      status: number,
+      reason: string,
+      upgrade: boolean,
+      keepAlive: boolean,
+    ) => {
+      heads.push({
+        major,
+        minor,
+        headers,
+        method: METHODS[method] ?? '',
+        url,
+        status,
+        reason,
+        upgrade,
+        keepAlive,
+      });
+      return 0;
+    },
+    onBody: (chunk: Buffer) => void bodies.push(chunk),
+    onMessageComplete: () => void complete++,
+  });
+  let result: unknown = 0;
+  for (const piece of pieces) {
+    result = parser.execute(Buffer.from(piece, 'latin1'));
+    if (isParseError(result)) break;
+  }
+  parser.close();
+  return { heads, body: Buffer.concat(bodies).toString('latin1'), bodies, complete, result };
+}
+
+void describe("Node's HTTPParser binding (_http_common)", () => {
+  void it('exists with the methods, constants and callback slots the proxy uses', () => {
+    assert.equal(typeof HTTPParser, 'function');
+    for (const m of ['initialize', 'execute', 'finish', 'close'] as const)
+      assert.equal(typeof HTTPParser.prototype[m], 'function', m);
+    for (const k of ['kOnHeaders', 'kOnHeadersComplete', 'kOnBody', 'kOnMessageComplete'] as const)
+      assert.equal(typeof (HTTPParser as unknown as Record<string, unknown>)[k], 'number', k);
+    assert.equal(typeof REQUEST, 'number');
+    assert.equal(typeof RESPONSE, 'number');
+    assert.equal(STRICT, 0);
+    assert.ok(METHODS.includes('GET') && METHODS.includes('CONNECT'));
+  });
+
+  void it('reports a request head with its arguments in the order the proxy reads them', () => {
+    const r = parse(REQUEST, 'POST /a?b=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello');
+    assert.equal(r.complete, 1);
+    assert.deepEqual(r.heads[0], {
+      major: 1,
+      minor: 1,
+      headers: ['Host', 'h', 'Content-Length', '5'],
+      method: 'POST',
+      url: '/a?b=1',
+      status: undefined,
+      reason: undefined,
+      upgrade: false,
+      keepAlive: true,
+    });
+    assert.equal(r.body, 'hello');
+    // Body chunks are copies: the proxy may keep them after the read buffer is reused.
+    assert.ok(r.bodies.every((b) => Buffer.isBuffer(b)));
+  });
+
+  void it('reports a response head and a chunked body split across reads', () => {
+    const r = parse(
+      RESPONSE,
+      'HTTP/1.1 201 Made\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nab',
+      'c\r\n0\r\n\r\n',
+    );
+    assert.equal(r.complete, 1);
+    assert.equal(r.heads[0]?.status, 201);
+    assert.equal(r.heads[0]?.reason, 'Made');
+    assert.equal(r.heads[0]?.keepAlive, false);
+    assert.equal(r.body, 'abc');
+  });
+
+  void it('refuses smuggling-shaped framing strictly, as node:http does', () => {
+    const both = parse(
+      REQUEST,
+      'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    );
+    assert.ok(isParseError(both.result));
+    const twice = parse(
+      REQUEST,
+      'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n',
+    );
+    assert.ok(isParseError(twice.result));
+    const bareLf = parse(REQUEST, 'GET / HTTP/1.1\r\nHost: h\nX: y\r\n\r\n');
+    assert.ok(isParseError(bareLf.result));
+    assert.equal(typeof (bareLf.result as { code?: unknown }).code, 'string');
+  });
+
+  void it('finish() completes a response delimited by the close of the connection', () => {
+    let complete = 0;
+    const parser = createParser(RESPONSE, {
+      onHeadersComplete: () => 0,
+      onBody: () => {},
+      onMessageComplete: () => void complete++,
+    });
+    parser.execute(Buffer.from('HTTP/1.1 200 OK\r\n\r\nuntil the end'));
+    assert.equal(complete, 0);
+    assert.equal(parser.finish(), undefined);
+    assert.equal(complete, 1);
+    parser.close();
+  });
+});
