@@ -4,6 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { DatasetRow, Tables } from '../../../storage/db/tables.js';
 import { nowTimestamp } from '../../../lib/time.js';
+import type { Db } from '../../identity/users.js';
 import { transitionJobIn } from '../jobs.js';
 import { checkModeOnCommit, LOAD_MODE_POLICY } from '../load-modes.js';
 import type { ErrorData, LoadMode, LogData } from '../status.js';
@@ -54,18 +55,8 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
           .values({ table_name: ds.records_table, dataset_id: req.datasetId, retired_at: Date.now() })
           .execute();
       }
-      const completed = await transitionJobIn(
-        trx,
-        { id: req.jobId },
-        {
-          move: 'completed',
-          by: { kind: 'leaseHolder', owner: req.leaseOwner },
-          log: req.log,
-          ...(req.errorData !== undefined ? { error: req.errorData } : {}),
-        },
-      );
-      // Another worker owns the job now (our lease lapsed): undo the swap, leave it to them.
-      if (completed === undefined) throw new LeaseLostOnCommit();
+      // Throws when another worker owns the job now (our lease lapsed): the swap is undone.
+      await completeUnderLease(trx, req);
       return 'done' as const;
     });
     if (outcome === 'done') return ds.generation + 1;
@@ -85,4 +76,23 @@ function recordsAfter(req: CommitRequest): Pick<DatasetRow, 'records_table' | 'r
       // the old table whole, as any load does.
       return { records_table: req.table, record_count: req.rowsLoaded };
   }
+}
+
+/** Moves the job to Completed with its log (and tolerated defects) while this worker holds its
+ * lease; throws LeaseLostOnCommit otherwise (another worker owns the job now). */
+export async function completeUnderLease(
+  db: Db,
+  req: Pick<CommitRequest, 'jobId' | 'leaseOwner' | 'log' | 'errorData'>,
+): Promise<void> {
+  const completed = await transitionJobIn(
+    db,
+    { id: req.jobId },
+    {
+      move: 'completed',
+      by: { kind: 'leaseHolder', owner: req.leaseOwner },
+      log: req.log,
+      ...(req.errorData !== undefined ? { error: req.errorData } : {}),
+    },
+  );
+  if (completed === undefined) throw new LeaseLostOnCommit();
 }

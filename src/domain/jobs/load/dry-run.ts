@@ -4,10 +4,9 @@
 // it is now, and the Completed move is made by the lease holder alone.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../../storage/db/tables.js';
-import { transitionJob } from '../jobs.js';
 import { checkModeOnCommit } from '../load-modes.js';
-import type { CommitRequest } from './commit.js';
-import { JobFailure, LeaseLostOnCommit } from './failure.js';
+import { completeUnderLease, type CommitRequest } from './commit.js';
+import { JobFailure } from './failure.js';
 
 /** Completes a dry-run job without touching its dataset (generation, records, dates). */
 export async function completeDryRun(
@@ -21,15 +20,5 @@ export async function completeDryRun(
     .executeTakeFirst();
   if (ds === undefined) throw new JobFailure('The dataset was deleted while loading.');
   checkModeOnCommit(req.mode, ds, req.startGeneration);
-  const completed = await transitionJob(
-    db,
-    { id: req.jobId },
-    {
-      move: 'completed',
-      by: { kind: 'leaseHolder', owner: req.leaseOwner },
-      log: req.log,
-      ...(req.errorData !== undefined ? { error: req.errorData } : {}),
-    },
-  );
-  if (completed === undefined) throw new LeaseLostOnCommit();
+  await db.transaction().execute((trx) => completeUnderLease(trx, req));
 }
