@@ -188,6 +188,15 @@ await forEachDatabase('load modes', (target) => {
       'The dataset already holds a record with primary key id=2; mode=append only adds new records (mode=upsert replaces them).',
     );
     assert.match(job.currentStatus.logData?.message ?? '', /3 defects in 4 records read; nothing was loaded/);
+    // The rejected-rows file names each refused record with its values (the parser keeps no text
+    // of a valid record: the line as read, typed, in the schema's order).
+    assert.ok(job.rejectedRowsUrl, 'a rejected-rows link');
+    const rejected = await (await fetch(job.rejectedRowsUrl)).text();
+    assert.deepEqual(rejected.trimEnd().split('\r\n').slice(1), [
+      '3,id,The dataset already holds a record with primary key id=2; mode=append only adds new records (mode=upsert replaces them).,"2,again"',
+      '4,id,"""x"" is not an integer","x,bad"',
+      '5,id,The dataset already holds a record with primary key id=3; mode=append only adds new records (mode=upsert replaces them).,"3,again"',
+    ]);
     assert.deepEqual(
       await allRecords(h, id),
       range(1, 3, 'old').map(([i, name]) => ({ id: i, name })),

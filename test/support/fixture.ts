@@ -40,6 +40,8 @@ export interface JobBody {
     } | null;
     errorData: { errorCount: number; errors: { line: number; property?: string; message: string }[] } | null;
   };
+  /** The signed link to the rejected rows' CSV, when the job has row errors. */
+  rejectedRowsUrl?: string | null;
 }
 
 export interface Fixture {
