@@ -84,6 +84,7 @@ const ENV = {
   WORKER_CONCURRENCY: integer(1, 1, 64),
   JOB_LEASE_MS: integer(30000, 1000, 3600000),
   WORKER_POLL_MS: integer(1000, 10, 600000),
+  EXPORT_DOWNLOADS_MAX: integer(4, 1, 1000),
   // The object store (config/object-storage.ts checks how they combine).
   STORAGE: oneOf('local', STORAGE_KINDS),
   S3_BUCKET: text(''),
@@ -144,6 +145,8 @@ export interface Config {
   jobLeaseMs: number;
   /** How often an idle worker looks for queued jobs (jobs queued in-process wake it at once). */
   workerPollMs: number;
+  /** Export downloads one API process streams at once (each holds a database connection). */
+  exportDownloadsMax: number;
   /** The request proxy's tuning; see `ProxyConfig`. */
   proxy: ProxyConfig;
   /** Where uploads and exports live: files under DATA_DIR, or an S3-compatible bucket. */
@@ -230,6 +233,7 @@ export function loadConfig(
     workerConcurrency: e.WORKER_CONCURRENCY,
     jobLeaseMs: e.JOB_LEASE_MS,
     workerPollMs: e.WORKER_POLL_MS,
+    exportDownloadsMax: e.EXPORT_DOWNLOADS_MAX,
     proxy: {
       timeoutMs: e.PROXY_TIMEOUT_MS,
       connectTimeoutMs: e.PROXY_CONNECT_TIMEOUT_MS,

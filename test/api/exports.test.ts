@@ -3,6 +3,7 @@
 // and the sweep keeps the pinned table while the link lives.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { get, type IncomingMessage } from 'node:http';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { allRecords, uploadAndWait } from '../support/loading.js';
@@ -100,7 +101,7 @@ const NDJSON = ROWS.map((r) => JSON.stringify(r)).join('\n') + '\n';
 await forEachDatabase('exports', (target) => {
   let h: Fixture;
   before(async () => {
-    h = await startFixture(target, { SIGNING_SECRET: SECRET });
+    h = await startFixture(target, { SIGNING_SECRET: SECRET, EXPORT_DOWNLOADS_MAX: '1' });
   });
   after(() => h.close());
 
@@ -251,5 +252,41 @@ await forEachDatabase('exports', (target) => {
     assert.deepEqual(await h.services.records.listTables(id), []);
     assert.equal((await fetch(loadedUrl)).status, 404);
     assert.equal((await fetch(csvUrl)).status, 404);
+  });
+
+  void it('streams at most EXPORT_DOWNLOADS_MAX downloads at once; the next gets 503 with Retry-After', async () => {
+    const id = await h.defineDataset(
+      [
+        { name: 'id', type: 'integer' },
+        { name: 'text', type: 'string' },
+      ],
+      ['id'],
+    );
+    // 20 MB of records: more than loopback sockets' buffers hold, so a client that does not read keeps
+    // its download streaming.
+    const rows = Array.from({ length: 10_000 }, (_, i) => `${i},${'x'.repeat(2000)}`);
+    await uploadAndWait(h, id, `id,text\n${rows.join('\n')}\n`);
+    const url = await retrieve(id, 'csv');
+    const held = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(url, resolve).on('error', reject),
+    );
+    assert.equal(held.statusCode, 200);
+    held.pause();
+
+    const refused = await fetch(url);
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '5');
+    assert.match(refused.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    assert.match(((await refused.json()) as { detail: string }).detail, /as many downloads as it may/);
+
+    // The slot comes back when the held download's connection goes.
+    held.destroy();
+    let text = '';
+    for (let i = 0; i < 50 && text === ''; i++) {
+      const res = await fetch(url);
+      if (res.status === 200) text = await res.text();
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(text.split('\r\n').length, 10_002, 'header, 10,000 records and the final line end');
   });
 });

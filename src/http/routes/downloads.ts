@@ -1,5 +1,9 @@
 // GET /downloads/:datasetId/:linkId.(csv|ndjson): the records of a records:retrieve link, streamed
 // from the records table the link pins (on every storage backend; nothing is in the object store).
+// Each download holds a database connection (PostgreSQL: one of the pool's; SQLite: a read
+// connection of its own) for as long as the client reads, so a process streams at most
+// EXPORT_DOWNLOADS_MAX at once and answers 503 with Retry-After beyond: a crowd of slow downloads
+// must not take the connections every other request needs.
 import { Type } from 'typebox';
 import { mediaTypeOf, openExport } from '../../domain/records/export.js';
 import { problem } from '../../errors.js';
@@ -11,9 +15,11 @@ import { SignedQuery } from '../schemas/jobs.js';
 import { DownloadParams } from '../schemas/records.js';
 
 const DATASET_ID = /^[0-9A-Za-z-]{1,64}$/;
+const RETRY_AFTER_SECONDS = 5;
 
 /** Registers the download route at the root (the signature is the credential). */
 export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
+  let streaming = 0;
   app.get(
     '/downloads/:datasetId/:file',
     {
@@ -24,7 +30,7 @@ export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
         querystring: SignedQuery,
         response: {
           200: Type.Unknown({ description: 'The export file (CSV or NDJSON)' }),
-          ...problems(403, 404),
+          ...problems(403, 404, 503),
         },
       },
     },
@@ -40,8 +46,27 @@ export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
       if (!DATASET_ID.test(datasetId)) throw problem('notFound', 'No export has this name.');
       const [linkId = '', ext = ''] = file.split('.');
       const format = ext === 'csv' ? 'csv' : 'ndjson';
-      const body = await openExport(deps.db, deps.records, datasetId, Number(linkId), format);
-      if (body === null) throw problem('notFound', 'No export has this name (or its dataset was deleted).');
+      if (streaming >= deps.config.exportDownloadsMax)
+        throw problem('unavailable', 'This server is streaming as many downloads as it may; retry shortly.', {
+          headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+        });
+      streaming++;
+      let released = false;
+      const release = () => {
+        if (!released) streaming--;
+        released = true;
+      };
+      reply.raw.once('close', release);
+      const body = await openExport(deps.db, deps.records, datasetId, Number(linkId), format).catch(
+        (err: unknown) => {
+          release();
+          throw err;
+        },
+      );
+      if (body === null) {
+        release();
+        throw problem('notFound', 'No export has this name (or its dataset was deleted).');
+      }
       // An expired link in the middle of its download finishes: the table stays pinned a while after.
       return reply
         .type(mediaTypeOf(format))
