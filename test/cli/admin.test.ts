@@ -331,7 +331,9 @@ test('an admin port already taken stops the whole process with one clear message
 });
 
 /** A TCP relay to PostgreSQL that the test can cut, as a network partition would. */
-async function cuttableRelay(target: URL): Promise<{ port: number; cut(): Promise<void>; close(): void }> {
+async function cuttableRelay(
+  target: URL,
+): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void>; close(): void }> {
   const sockets = new Set<Socket>();
   const server = createTcpServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
@@ -346,8 +348,13 @@ async function cuttableRelay(target: URL): Promise<{ port: number; cut(): Promis
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
+    restore: async () => {
+      server.listen(port, '127.0.0.1');
+      await once(server, 'listening');
+    },
     cut: () =>
       new Promise((resolve) => {
         server.close(() => resolve());
@@ -385,6 +392,10 @@ test('/readyz answers 503 while the database is unreachable (PostgreSQL)', async
     assert.equal(ready.status, 503);
     assert.match(((await ready.json()) as { detail: string }).detail, /database does not answer/);
     assert.equal((await fetch(`${adminUrl}/healthz`)).status, 200);
+    // The database back: the same process is ready again (it did not crash meanwhile).
+    await relay.restore();
+    await until(async () => (await fetch(`${adminUrl}/readyz`)).status === 200, '/readyz to recover');
+    assert.equal(worker.child.exitCode, null);
   } finally {
     worker.cleanup();
     relay.close();
