@@ -134,6 +134,11 @@ void describe('X-Request-Id', () => {
       assert.deepEqual(scan.forward, ['traceparent', traceparent, 'tracestate', 'a=b']);
     }
   });
+  void it('a Connection header naming it drops it, and the proxy makes its own', () => {
+    const scan = scanRequestHeaders(['X-Request-Id', 'r1', 'Connection', 'x-request-id']);
+    assert.equal(scan.requestId, null);
+    assert.deepEqual(scan.forward, []);
+  });
   void it("notes whether the upstream's response carries one", () => {
     assert.equal(scanResponseHeaders(['X-Request-Id', 'r1', 'Content-Length', '0']).hasRequestId, true);
     assert.equal(scanResponseHeaders(['Content-Length', '0']).hasRequestId, false);

@@ -106,8 +106,16 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
         forward.push(name, value);
     }
   }
+  const kept = connection === null ? forward : dropNamed(forward, connection);
+  // A Connection header that names X-Request-Id removes it: the proxy then sends its own.
+  if (
+    kept !== forward &&
+    requestId !== null &&
+    !kept.some((h, i) => i % 2 === 0 && h.toLowerCase() === 'x-request-id')
+  )
+    requestId = null;
   return {
-    forward: connection === null ? forward : dropNamed(forward, connection),
+    forward: kept,
     authorization,
     proxyId: migVid === null ? proxyVid : proxyVid === null || proxyVid === migVid ? migVid : undefined,
     proxyIdHeader: migVid !== null && proxyVid === null ? 'X-MIGVID' : 'X-PROXYVID',

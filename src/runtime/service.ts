@@ -1,8 +1,7 @@
 // The composition root: opens the database, builds each role the configuration asks for, and
 // shuts them down in order (stop accepting, finish in-flight work, close the database).
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
-import { DEFAULT_ADMIN_PORT } from '../config.js';
+import { DEFAULT_ADMIN_PORT, type Config } from '../config.js';
 import { startAdminServer, type AdminServer } from '../http/admin-server.js';
 import { buildApp } from '../http/app.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
