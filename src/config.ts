@@ -59,6 +59,9 @@ const ENV = {
   HOST: text('0.0.0.0'),
   API_PORT: integer(8080, 0, 65535),
   PROXY_PORT: integer(8081, 0, 65535),
+  // -1: not set (the API's port when the API runs here, else DEFAULT_ADMIN_PORT).
+  ADMIN_PORT: integer(-1, 0, 65535),
+  ADMIN_HOST: text(''),
   ROLES: text(''),
   DATA_DIR: text('./data'),
   DATABASE_URL: text(''),
@@ -119,10 +122,15 @@ function readEnv(source: Record<string, string | undefined>, problems: string[])
   return out as Env;
 }
 
+/** The admin port of a process that runs no API (the port of OpenTelemetry's Prometheus exporter). */
+export const DEFAULT_ADMIN_PORT = 9464;
+
 export interface Config {
   host: string;
   apiPort: number;
   proxyPort: number;
+  /** Where /healthz, /readyz and /metrics are served; see `AdminConfig`. */
+  admin: AdminConfig;
   roles: Role[];
   dataDir: string;
   /** `sqlite:<file>` or a `postgres://` URL. */
@@ -151,6 +159,16 @@ export interface Config {
   proxy: ProxyConfig;
   /** Where uploads and exports live: files under DATA_DIR, or an S3-compatible bucket. */
   storage: StorageConfig;
+}
+
+/**
+ * The admin address. `port` null (ADMIN_PORT not set): the API's port when the API runs in the
+ * process, else DEFAULT_ADMIN_PORT. A port of its own (any other value, 0 included) gets its own
+ * listener on `host`, and /metrics is then served there only, not on the API's public port.
+ */
+export interface AdminConfig {
+  host: string;
+  port: number | null;
 }
 
 /** Settings of the request proxy role. */
@@ -218,6 +236,7 @@ export function loadConfig(
     host: e.HOST,
     apiPort: e.API_PORT,
     proxyPort: e.PROXY_PORT,
+    admin: { host: e.ADMIN_HOST || e.HOST, port: e.ADMIN_PORT < 0 ? null : e.ADMIN_PORT },
     roles,
     dataDir,
     databaseUrl,

@@ -26,6 +26,7 @@ import { rejectedRowsRoutes } from './routes/rejected-rows.js';
 import { openApiDocument } from './openapi.js';
 import { requestMetrics } from './metrics.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
+import { isLoggableTracestate, isSafeRequestId, isValidTraceparent } from '../lib/request-id.js';
 import type { Config } from '../config.js';
 import type { Services } from '../domain/services.js';
 
@@ -37,13 +38,16 @@ declare module 'fastify' {
 }
 
 export const API_PREFIX = '/api/v1';
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface BuildOptions {
   /** The API role's logger (lib/logger.ts); default: a new one at LOG_LEVEL; `false` silences logs (tests). */
   logger?: Logger | false;
   /** More Prometheus text for /metrics (the proxy's cluster workers). */
   extraMetrics?: () => Promise<string>;
+  /** Whether the process is shutting down (/readyz then answers 503). */
+  draining?: () => boolean;
+  /** /metrics is served on an admin port of its own (admin-server.ts), not on the API's. */
+  metricsOnAdminPort?: boolean;
   bodyLimit?: number;
 }
 
@@ -58,6 +62,8 @@ export async function buildApp(
     ...services,
     db: services.database.db,
     ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),
+    ...(options.draining !== undefined ? { draining: options.draining } : {}),
+    ...(options.metricsOnAdminPort !== undefined ? { metricsOnAdminPort: options.metricsOnAdminPort } : {}),
   };
   const logger: FastifyBaseLogger | false =
     options.logger ?? roleLogger(createLogger(config.logLevel), 'api');
@@ -65,9 +71,20 @@ export async function buildApp(
     ...(logger !== false ? { loggerInstance: logger } : {}),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,
+    // The caller's (or the proxy's) X-Request-Id when safe, by the proxy's rule, so both log the same id.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && isSafeRequestId(given) ? given : randomUUID();
+    },
+    // W3C trace context on every line of a request, when well formed (a caller's junk is not logged).
+    childLoggerFactory: (parent, bindings, opts, req) => {
+      const { traceparent, tracestate } = req.headers;
+      if (typeof traceparent === 'string' && isValidTraceparent(traceparent)) {
+        bindings.traceparent = traceparent;
+        if (typeof tracestate === 'string' && isLoggableTracestate(tracestate))
+          bindings.tracestate = tracestate;
+      }
+      return parent.child(bindings, opts);
     },
     routerOptions: { ignoreTrailingSlash: true },
     clientErrorHandler,

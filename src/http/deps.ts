@@ -10,6 +10,10 @@ export interface ApiDeps extends Services {
   db: Kysely<Tables>;
   /** More Prometheus text for /metrics (the proxy's cluster workers). */
   extraMetrics?: () => Promise<string>;
+  /** Whether the process is shutting down (/readyz then answers 503). */
+  draining?: () => boolean;
+  /** /metrics is served on an admin port of its own, not on the API's. */
+  metricsOnAdminPort?: boolean;
 }
 
 import type {

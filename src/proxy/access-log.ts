@@ -5,7 +5,8 @@ import { takesManyLinesPerWrite, type Logger } from '../lib/logger.js';
 
 /** The fields of one access-log line. */
 export interface AccessLogEntry {
-  traceId: string;
+  /** The request id (the caller's X-Request-Id, or the proxy's own): `reqId`, as in the API's lines. */
+  reqId: string;
   /** Prefix of the proxy ID, or `none` when the request was refused before it was recognised. */
   proxyId: string;
   method: string;
@@ -63,7 +64,7 @@ export class AccessLog {
       return;
     }
     const line =
-      `${this.head}${Date.now()}${this.bindings},"traceId":"${e.traceId}","proxyId":${JSON.stringify(e.proxyId)},` +
+      `${this.head}${Date.now()}${this.bindings},"reqId":${JSON.stringify(e.reqId)},"proxyId":${JSON.stringify(e.proxyId)},` +
       `"method":${JSON.stringify(e.method)},"path":${JSON.stringify(e.path)},"status":${e.status},` +
       `"bytesIn":${e.bytesIn},"bytesOut":${e.bytesOut},"upstreamMs":${e.upstreamMs},"totalMs":${e.totalMs},` +
       `${e.error === undefined ? '' : `"error":${JSON.stringify(e.error)},`}"msg":"proxy request"}\n`;

@@ -313,6 +313,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     const fwd = r.forward;
     for (let i = 0; i + 1 < fwd.length; i += 2) head += `${fwd[i]}: ${fwd[i + 1]}\r\n`;
     if (!r.hasDate) head += `Date: ${httpDate()}\r\n`;
+    if (!r.hasRequestId) head += `X-Request-Id: ${this.traceId}\r\n`;
     head += connectionLines(keepAlive, this.ctx.keepAliveSeconds);
     head += this.chunkedOut ? 'Transfer-Encoding: chunked\r\n\r\n' : '\r\n';
     this.responded = true;
@@ -473,7 +474,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       totalSeconds: totalMs / 1000,
     });
     this.ctx.accessLog.write({
-      traceId: this.traceId,
+      reqId: this.traceId,
       proxyId: this.proxyId,
       method: this.method,
       path: withoutQueryValues(this.url),

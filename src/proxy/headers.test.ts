@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { responseHeaders, scanRequestHeaders } from './headers.js';
+import { responseHeaders, scanRequestHeaders, scanResponseHeaders } from './headers.js';
 
 void describe('scanRequestHeaders', () => {
   void it('keeps end-to-end headers in order and drops hop-by-hop ones, X-PROXYVID, Host and Expect', () => {
@@ -117,5 +117,30 @@ void describe('responseHeaders', () => {
       'Set-Cookie',
       'b=2',
     ]);
+  });
+});
+
+void describe('X-Request-Id', () => {
+  void it("keeps a caller's safe X-Request-Id, once, and forwards it", () => {
+    const scan = scanRequestHeaders(['X-Request-Id', 'order_"7"/a', 'x-request-id', 'second', 'Accept', 'a']);
+    assert.equal(scan.requestId, 'order_"7"/a');
+    assert.deepEqual(scan.forward, ['X-Request-Id', 'order_"7"/a', 'Accept', 'a']);
+  });
+  void it('drops an unsafe one (the proxy then makes its own) and keeps traceparent unchanged', () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    for (const bad of ['has space', 'x'.repeat(201), '']) {
+      const scan = scanRequestHeaders(['X-Request-Id', bad, 'traceparent', traceparent, 'tracestate', 'a=b']);
+      assert.equal(scan.requestId, null);
+      assert.deepEqual(scan.forward, ['traceparent', traceparent, 'tracestate', 'a=b']);
+    }
+  });
+  void it('a Connection header naming it drops it, and the proxy makes its own', () => {
+    const scan = scanRequestHeaders(['X-Request-Id', 'r1', 'Connection', 'x-request-id']);
+    assert.equal(scan.requestId, null);
+    assert.deepEqual(scan.forward, []);
+  });
+  void it("notes whether the upstream's response carries one", () => {
+    assert.equal(scanResponseHeaders(['X-Request-Id', 'r1', 'Content-Length', '0']).hasRequestId, true);
+    assert.equal(scanResponseHeaders(['Content-Length', '0']).hasRequestId, false);
   });
 });

@@ -1,5 +1,6 @@
 // Header handling on the hot path: one pass over the raw headers in each direction, dropping the
 // hop-by-hop ones (RFC 9110 §7.6.1) and picking out what the checks need.
+import { isSafeRequestId } from '../lib/request-id.js';
 
 /** Headers that describe one connection, never forwarded in either direction. */
 const HOP_BY_HOP = new Set([
@@ -42,6 +43,11 @@ export interface RequestHeaderScan {
   hasHost: boolean;
   /** The Expect value (answered by the proxy, never forwarded); null when absent. */
   expect: string | null;
+  /**
+   * The caller's X-Request-Id when it is safe (visible ASCII, at most 200 characters; the first
+   * one if sent twice), already in `forward`; null otherwise (the proxy then makes one up).
+   */
+  requestId: string | null;
 }
 
 /** Splits a request's raw headers into the forwarded set and the values the checks need. */
@@ -55,11 +61,19 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
   let hasHost = false;
   let expect: string | null = null;
   let connection: string | null = null;
+  let requestId: string | null = null;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
     const lower = name.toLowerCase();
     switch (lower) {
+      // Exactly one X-Request-Id goes upstream: the caller's if safe, else the proxy's own.
+      case 'x-request-id':
+        if (requestId === null && isSafeRequestId(value)) {
+          requestId = value;
+          forward.push(name, value);
+        }
+        continue;
       case 'authorization':
         authorization = authorization === null ? value : undefined;
         forward.push(name, value);
@@ -92,8 +106,16 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
         forward.push(name, value);
     }
   }
+  const kept = connection === null ? forward : dropNamed(forward, connection);
+  // A Connection header that names X-Request-Id removes it: the proxy then sends its own.
+  if (
+    kept !== forward &&
+    requestId !== null &&
+    !kept.some((h, i) => i % 2 === 0 && h.toLowerCase() === 'x-request-id')
+  )
+    requestId = null;
   return {
-    forward: connection === null ? forward : dropNamed(forward, connection),
+    forward: kept,
     authorization,
     proxyId: migVid === null ? proxyVid : proxyVid === null || proxyVid === migVid ? migVid : undefined,
     proxyIdHeader: migVid !== null && proxyVid === null ? 'X-MIGVID' : 'X-PROXYVID',
@@ -102,6 +124,7 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
     chunked,
     hasHost,
     expect,
+    requestId,
   };
 }
 
@@ -113,6 +136,8 @@ export interface ResponseHeaderScan {
   hasContentLength: boolean;
   /** Whether it carries a Date header (else the proxy adds one, as node:http does). */
   hasDate: boolean;
+  /** Whether it carries X-Request-Id (else the proxy returns the request's own). */
+  hasRequestId: boolean;
   /** The upstream's idle timeout from `Keep-Alive: timeout=N`, in ms; -1 when not given. */
   keepAliveMs: number;
 }
@@ -139,6 +164,7 @@ export function scanResponseHeaders(raw: readonly string[]): ResponseHeaderScan 
   let connection: string | null = null;
   let hasContentLength = false;
   let hasDate = false;
+  let hasRequestId = false;
   let keepAliveMs = -1;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
@@ -150,6 +176,9 @@ export function scanResponseHeaders(raw: readonly string[]): ResponseHeaderScan 
         break;
       case 'date':
         hasDate = true;
+        break;
+      case 'x-request-id':
+        hasRequestId = true;
         break;
       case 'connection':
         connection = connection === null ? value : `${connection},${value}`;
@@ -172,6 +201,7 @@ export function scanResponseHeaders(raw: readonly string[]): ResponseHeaderScan 
     forward,
     hasContentLength,
     hasDate,
+    hasRequestId,
     keepAliveMs,
   };
 }

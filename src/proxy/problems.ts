@@ -51,7 +51,8 @@ export function renderProblem(
   const bodyLength = Buffer.byteLength(body);
   let head =
     statusLine(err.status, null) +
-    `content-type: application/problem+json\r\ncontent-length: ${bodyLength}\r\ncache-control: no-store\r\n`;
+    `content-type: application/problem+json\r\ncontent-length: ${bodyLength}\r\ncache-control: no-store\r\n` +
+    `x-request-id: ${traceId}\r\n`;
   for (const [name, value] of Object.entries(err.headers)) head += `${name}: ${value}\r\n`;
   head += `Date: ${httpDate()}\r\n${connectionLines(keepAlive, keepAliveSeconds)}\r\n`;
   const data = Buffer.allocUnsafe(head.length + bodyLength);

@@ -99,16 +99,24 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     accessLog: new AccessLog(logger),
     closing: () => closing,
   };
-  // Trace IDs: a random per-process part and a counter; unique without per-request randomness.
+  // Request ids the proxy makes up: a random per-process part and a counter; unique without
+  // per-request randomness.
   const boot = randomBytes(6).toString('hex');
   let seq = 0;
+  /** The caller's X-Request-Id if safe; else a new one, which goes upstream in its place. */
+  const requestId = (scan: RequestHeaderScan): string => {
+    if (scan.requestId !== null) return scan.requestId;
+    const id = `${boot}-${(seq++).toString(36)}`;
+    scan.forward.push('X-Request-Id', id);
+    return id;
+  };
 
   const host: ConnectionHost<Exchange> = {
     get closing() {
       return closing;
     },
     createExchange: (conn, method, url, scan, http10, keepAlive) =>
-      new Exchange(ctx, conn, method, url, scan, `${boot}-${(seq++).toString(36)}`, http10, keepAlive),
+      new Exchange(ctx, conn, method, url, scan, requestId(scan), http10, keepAlive),
     startExchange: handle,
     forget: (conn) => {
       connections.delete(conn);

@@ -1,7 +1,8 @@
 // The composition root: opens the database, builds each role the configuration asks for, and
 // shuts them down in order (stop accepting, finish in-flight work, close the database).
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
+import { DEFAULT_ADMIN_PORT, type Config } from '../config.js';
+import { startAdminServer, type AdminServer } from '../http/admin-server.js';
 import { buildApp } from '../http/app.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { openDatabase, type Database, type OpenOptions } from '../storage/db/database.js';
@@ -22,6 +23,8 @@ export interface RunningService {
   proxy: ProxyRole | null;
   /** The API's base URL as bound (useful with port 0). */
   apiUrl: string | null;
+  /** Where /healthz, /readyz and /metrics are served: the API's URL, or the admin port's. */
+  adminUrl: string;
   /** The process's logger; each role logs through a child of it. */
   logger: Logger;
   close(): Promise<void>;
@@ -50,6 +53,15 @@ export class RoleStartError extends Error {
   }
 }
 
+/** Where this process serves its probes: on the API's port, or on a listener of their own. */
+export function adminPlacement(config: Config): { onApi: true } | { onApi: false; port: number } {
+  const { port } = config.admin;
+  const api = config.roles.includes('api');
+  // ADMIN_PORT equal to a fixed API_PORT means the same listener; 0 always asks for a port of its own.
+  if (api && (port === null || (port === config.apiPort && port !== 0))) return { onApi: true };
+  return { onApi: false, port: port ?? DEFAULT_ADMIN_PORT };
+}
+
 /** Starts the roles of `config` in this process; if one cannot start, stops the others and throws. */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger =
@@ -57,6 +69,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const database = await openDatabase(config.databaseUrl, options.database);
   let proxy: ProxyRole | null = null;
   let api: FastifyInstance | null = null;
+  let admin: AdminServer | null = null;
+  // Set by close(): /readyz answers 503 from the first moment of the shutdown until the process exits.
+  let draining = false;
+  const probes = { draining: () => draining };
+  const placement = adminPlacement(config);
   try {
     await migrateToLatest(database);
     const services = createServices(config, database);
@@ -69,17 +86,37 @@ export async function startService(config: Config, options: StartOptions = {}): 
         },
       );
     }
+    // The primary's figures: in a proxy cluster, the sum over every worker.
+    const role = proxy;
+    const extraMetrics = role !== null ? { extraMetrics: () => role.metrics() } : {};
 
     let apiUrl: string | null = null;
     if (config.roles.includes('api')) {
       api = await buildApp(config, services, {
         logger: roleLogger(logger, 'api'),
-        ...(proxy !== null ? { extraMetrics: () => (proxy as ProxyRole).metrics() } : {}),
+        ...extraMetrics,
+        ...probes,
+        metricsOnAdminPort: !placement.onApi,
       });
       const address = await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
         throw new RoleStartError('API', `${config.host}:${config.apiPort} (API_PORT)`, err);
       });
       apiUrl = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
+    }
+
+    let adminUrl = apiUrl as string;
+    if (!placement.onApi) {
+      const { host } = config.admin;
+      admin = await startAdminServer(host, placement.port, {
+        database,
+        metrics: services.metrics,
+        ...extraMetrics,
+        ...probes,
+        logger,
+      }).catch((err: unknown) => {
+        throw new RoleStartError('admin server', `${host}:${placement.port} (ADMIN_PORT)`, err);
+      });
+      adminUrl = admin.url.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
     }
 
     let worker: Worker | null = null;
@@ -91,18 +128,21 @@ export async function startService(config: Config, options: StartOptions = {}): 
       log.info({ concurrency: config.workerConcurrency }, 'worker started');
     }
 
-    const started = { api, proxy };
+    const started = { api, proxy, admin };
     let closing: Promise<void> | null = null;
     const close = () =>
       (closing ??= (async () => {
+        draining = true;
         // The worker gets the grace period while the API and proxy stop accepting.
         await Promise.all([started.api?.close(), started.proxy?.close(), uploads?.close(), worker?.close()]);
+        // The admin port answers (not ready) until the roles have stopped.
+        await started.admin?.close();
         await database.close();
       })());
-    return { database, services, api, apiUrl, logger, proxy, close };
+    return { database, services, api, apiUrl, adminUrl, logger, proxy, close };
   } catch (err) {
     // Nothing half-started stays up: a process serving the proxy but not the API would look alive.
-    const half: { close(): Promise<unknown> }[] = [api, proxy].filter((r) => r !== null);
+    const half: { close(): Promise<unknown> }[] = [api, proxy, admin].filter((r) => r !== null);
     await Promise.allSettled(half.map((r) => r.close()));
     await database.close();
     throw err;

@@ -32,6 +32,37 @@ await onDatabase('sqlite', 'platform', (target) => {
       headers: { 'x-request-id': 'bad id\twith spaces' },
     });
     assert.notEqual(unsafe.headers['x-request-id'], 'bad id\twith spaces');
+    // The proxy's rule: any visible ASCII up to 200 characters, so both log the same id.
+    const wide = `order_"7"/${'x'.repeat(190)}`;
+    assert.equal(
+      (await t.app.inject({ url: '/healthz', headers: { 'x-request-id': wide } })).headers['x-request-id'],
+      wide,
+    );
+    const long = 'y'.repeat(201);
+    assert.notEqual(
+      (await t.app.inject({ url: '/healthz', headers: { 'x-request-id': long } })).headers['x-request-id'],
+      long,
+    );
+  });
+
+  test('/readyz answers 503 once the process drains; /metrics can be kept off the API', async () => {
+    let draining = false;
+    const app = await buildApp(t.config, createServices(t.config, t.database), {
+      logger: false,
+      draining: () => draining,
+      metricsOnAdminPort: true,
+    });
+    try {
+      assert.equal((await app.inject('/readyz')).statusCode, 200);
+      draining = true;
+      const ready = await app.inject('/readyz');
+      assert.equal(ready.statusCode, 503);
+      assert.match(problemOf(ready).detail, /shutting down/);
+      assert.equal((await app.inject('/metrics')).statusCode, 404);
+      assert.equal((await t.app.inject('/metrics')).statusCode, 200);
+    } finally {
+      await app.close();
+    }
   });
 
   test('unknown routes are 404 problems', async () => {

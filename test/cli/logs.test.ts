@@ -30,7 +30,15 @@ function serve(role: string, env: Record<string, string> = {}): Served {
     process.execPath,
     [BIN, 'serve', '--role', role, '--api-port', '0', '--proxy-port', '0'],
     {
-      env: { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        // A process without the API would take the default admin port, which parallel tests share.
+        ...(role.includes('api') ? {} : { ADMIN_PORT: '0' }),
+        ...env,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     },
   );

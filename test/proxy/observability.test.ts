@@ -41,7 +41,7 @@ void describe('proxy access log and metrics', () => {
     assert.ok((get.bytesOut as number) > 0);
     assert.equal(typeof get.upstreamMs, 'number');
     assert.ok((get.totalMs as number) >= (get.upstreamMs as number));
-    assert.equal(typeof get.traceId, 'string');
+    assert.equal(typeof get.reqId, 'string');
     assert.equal(post.method, 'POST');
     assert.equal(post.bytesIn, 17);
     assert.equal(post.bytesOut, 17);

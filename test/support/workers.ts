@@ -18,7 +18,8 @@ export interface WorkerProcess {
 /** Spawns `node <bin> serve --role worker` with `env` on top of this process's environment. */
 export function startWorkerProcess(bin: string, env: Record<string, string>): WorkerProcess {
   const child = spawn(process.execPath, [bin, 'serve', '--role', 'worker'], {
-    env: { ...process.env, ...env },
+    // Several workers run at once: each takes an admin port of its own unless `env` names one.
+    env: { ...process.env, ADMIN_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';

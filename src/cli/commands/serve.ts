@@ -8,6 +8,7 @@ interface ServeOptions {
   role?: string;
   apiPort?: string;
   proxyPort?: string;
+  adminPort?: string;
 }
 
 /** Registers `serve` and `migrate` on the program. */
@@ -21,11 +22,13 @@ export function registerServeCommands(program: Command): void {
     )
     .option('--api-port <port>', 'API port (API_PORT)')
     .option('--proxy-port <port>', 'proxy port (PROXY_PORT)')
+    .option('--admin-port <port>', 'port of /healthz, /readyz and /metrics (ADMIN_PORT)')
     .action(async (opts: ServeOptions) => {
       const config = loadConfig(process.env, {
         ...(opts.role !== undefined ? { ROLES: opts.role } : {}),
         ...(opts.apiPort !== undefined ? { API_PORT: opts.apiPort } : {}),
         ...(opts.proxyPort !== undefined ? { PROXY_PORT: opts.proxyPort } : {}),
+        ...(opts.adminPort !== undefined ? { ADMIN_PORT: opts.adminPort } : {}),
       });
       // The server stack (Fastify, schemas) loads only for `serve`, keeping every other command quick.
       const { startService } = await import('../../runtime/service.js');
@@ -44,6 +47,9 @@ export function registerServeCommands(program: Command): void {
               `Proxy listening on ${service.proxy.url} → ${config.upstreamUrl}; onboard a client: ./bin/dx.js proxy-ids create --name "Client"`,
             ]
           : []),
+        service.adminUrl === service.apiUrl
+          ? `Admin on the API's port: ${service.adminUrl}/healthz, /readyz, /metrics`
+          : `Admin listening on ${service.adminUrl}: /healthz, /readyz, /metrics`,
       ];
       process.stderr.write(`${banner.join('\n')}\n`);
       let stopping = false;

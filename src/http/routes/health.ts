@@ -1,10 +1,13 @@
-// Liveness, readiness (the database answers) and Prometheus metrics.
+// Liveness, readiness (not draining, and the database answers) and Prometheus metrics.
 import { Type } from 'typebox';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { problem } from '../../errors.js';
 import { problems } from '../schemas/common.js';
+import { checkReadiness, metricsText } from '../probes.js';
 
-/** Registers /healthz, /readyz and /metrics at the root (outside /api/v1). */
+/**
+ * Registers /healthz, /readyz and, unless the process serves it on an admin port of its own,
+ * /metrics at the root (outside /api/v1).
+ */
 export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
   const hide = { hide: true };
   app.get(
@@ -18,16 +21,12 @@ export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
     '/readyz',
     { schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }), ...problems(503) } } },
     async () => {
-      try {
-        await deps.database.ping();
-      } catch (err) {
-        throw problem('unavailable', 'The database does not answer.', { cause: err });
-      }
+      await checkReadiness(deps);
       return { status: 'ready' };
     },
   );
+  if (deps.metricsOnAdminPort === true) return;
   app.get('/metrics', { schema: hide }, async (_request, reply) => {
-    const extra = deps.extraMetrics !== undefined ? await deps.extraMetrics() : '';
-    return reply.type(deps.metrics.contentType).send((await deps.metrics.metrics()) + extra);
+    return reply.type(deps.metrics.contentType).send(await metricsText(deps));
   });
 }

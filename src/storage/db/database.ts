@@ -111,6 +111,10 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
   });
   // An idle client's error (database restart) must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
+  // pg-pool listens for errors only while a client is idle: a connection lost while checked out
+  // (mid-query) would be an unhandled 'error' event and end the process. Its query fails instead,
+  // and the pool drops the dead client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
