@@ -33,9 +33,14 @@ interface Served {
   cleanup(): void;
 }
 
-function serve(role: string, env: Record<string, string> = {}, dataDir?: string): Served {
+function serve(
+  role: string,
+  env: Record<string, string> = {},
+  dataDir?: string,
+  args: string[] = [],
+): Served {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'dx-admin-'));
-  const child = spawn(process.execPath, [BIN, 'serve', '--role', role], {
+  const child = spawn(process.execPath, [BIN, 'serve', '--role', role, ...args], {
     env: {
       ...process.env,
       DATA_DIR: dir,
@@ -161,7 +166,7 @@ async function until(
 }
 
 test('a worker-only process serves /healthz, /readyz and /metrics on its admin port', async () => {
-  const worker = serve('worker', { ADMIN_PORT: '0' });
+  const worker = serve('worker', {}, undefined, ['--admin-port', '0']);
   try {
     const admin = await worker.banner(ADMIN);
     const health = await fetch(`${admin}/healthz`);
