@@ -48,7 +48,18 @@ export async function loadJob(
     body.on('error', () => undefined);
     counted.on('error', () => undefined);
     return await loadRecords(
-      { db: deps.db, records: deps.records, job, leaseOwner, signal, progress },
+      {
+        db: deps.db,
+        records: deps.records,
+        job,
+        leaseOwner,
+        signal,
+        progress,
+        text: {
+          invalidUtf8: deps.config.loadInvalidUtf8,
+          maxInflatedBytes: deps.config.maxInflatedBytes,
+        },
+      },
       counted,
       source.format,
     );
