@@ -124,6 +124,28 @@ await forEachDatabase('records:load source URLs', (target) => {
         assertNoSecret(view.text, `GET ${path}`);
       }
       assertNoSecret(log, 'the trace-level log');
+
+      // An idempotent request's kept answer echoes the URL: it is stored sealed, replayed whole.
+      const send = () =>
+        fetch(`${h.baseUrl}/api/v1/datasets/${id}/records:load?mode=replace`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${h.token}`,
+            'content-type': 'application/json',
+            'idempotency-key': `k-${ending}`,
+          },
+          body: JSON.stringify({ url }),
+        });
+      const first = await send();
+      assert.equal(first.status, 202);
+      const firstBody = await first.text();
+      const replay = await send();
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+      assert.equal(await replay.text(), firstBody);
+      const kept = await h.database.db.selectFrom('idempotency_keys').selectAll().execute();
+      assert.ok(kept.length > 0);
+      assertNoSecret(JSON.stringify(kept), 'the kept idempotent answers');
+      await h.waitForJob((JSON.parse(firstBody) as { jobId: string }).jobId);
       assert.ok(log.length > 0, 'the log was captured');
     });
   }
