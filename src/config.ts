@@ -10,6 +10,10 @@ import {
 } from './config/object-storage.js';
 
 export const ROLES = ['api', 'worker', 'proxy'] as const;
+
+/** What a load does with bytes that are not UTF-8 (LOAD_INVALID_UTF8): a row error, or U+FFFD. */
+export const INVALID_UTF8_CHOICES = ['reject', 'replace'] as const;
+export type InvalidUtf8 = (typeof INVALID_UTF8_CHOICES)[number];
 export type Role = (typeof ROLES)[number];
 
 /** How one environment variable is read: its default and its check. A tiny schema, no library:
@@ -84,6 +88,9 @@ const ENV = {
   // Loading (src/worker, src/storage/objects).
   UPLOAD_MAX_BYTES: integer(5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
   LOAD_URL_ALLOWLIST: text(''),
+  // 0: ten times UPLOAD_MAX_BYTES.
+  MAX_INFLATED_BYTES: integer(0, 0, Number.MAX_SAFE_INTEGER),
+  LOAD_INVALID_UTF8: oneOf('reject', INVALID_UTF8_CHOICES),
   WORKER_CONCURRENCY: integer(1, 1, 64),
   JOB_LEASE_MS: integer(30000, 1000, 3600000),
   WORKER_POLL_MS: integer(1000, 10, 600000),
@@ -146,6 +153,10 @@ export interface Config {
   shutdownGraceMs: number;
   /** Largest file accepted by an upload URL or fetched by records:load. */
   uploadMaxBytes: number;
+  /** The most bytes a gzip file may inflate to while it loads (MAX_INFLATED_BYTES). */
+  maxInflatedBytes: number;
+  /** Bytes that are not UTF-8 in a loaded file: a row error, or replaced by U+FFFD. */
+  loadInvalidUtf8: InvalidUtf8;
   /** Hosts and CIDRs that records:load may fetch from although they are internal (LOAD_URL_ALLOWLIST). */
   loadUrlAllowlist: string[];
   workerConcurrency: number;
@@ -248,6 +259,8 @@ export function loadConfig(
     upstreamUrl: e.UPSTREAM_URL || null,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+    maxInflatedBytes: e.MAX_INFLATED_BYTES || Math.min(10 * e.UPLOAD_MAX_BYTES, Number.MAX_SAFE_INTEGER),
+    loadInvalidUtf8: e.LOAD_INVALID_UTF8,
     loadUrlAllowlist,
     workerConcurrency: e.WORKER_CONCURRENCY,
     jobLeaseMs: e.JOB_LEASE_MS,

@@ -10,6 +10,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { problem } from '../errors.js';
+import { deriveKey, isSealed, seal, unseal } from '../lib/secrets.js';
 import {
   claimIdempotencyKey,
   IDEMPOTENCY_LEASE_MS,
@@ -64,6 +65,10 @@ function keyOf(request: FastifyRequest): string | undefined {
 
 /** The route hooks that make a route idempotent; spread them into its options. */
 export function idempotentRoute(deps: ApiDeps) {
+  // Kept answers hold credentials (a signed upload URL, the caller's own records:load URL): they
+  // are stored sealed, bound to their installation and key.
+  const answerKey = deriveKey(deps.signingSecret, 'dx/idempotency-answer/v1');
+  const context = (installationId: number, key: string) => `${installationId}:${key}`;
   return {
     async preValidation(request: FastifyRequest): Promise<void> {
       keyOf(request);
@@ -89,12 +94,24 @@ export function idempotentRoute(deps: ApiDeps) {
         case 'claimed':
           claims.set(request, outcome.claim);
           return undefined;
-        case 'replay':
+        case 'replay': {
+          const stored = outcome.answer.body;
+          // Answers kept before they were sealed read as they are.
+          const body = isSealed(stored)
+            ? unseal(answerKey, stored, context(installationOf(request).installationId, key))
+            : stored;
+          if (body === null) {
+            throw problem(
+              'conflict',
+              'The answer kept for this Idempotency-Key can no longer be read (the signing secret changed); send a new key.',
+            );
+          }
           return reply
             .code(outcome.answer.status)
             .type(outcome.answer.contentType)
             .header(REPLAYED_HEADER, 'true')
-            .send(outcome.answer.body);
+            .send(body);
+        }
         case 'inProgress':
           throw problem(
             'conflict',
@@ -125,7 +142,12 @@ export function idempotentRoute(deps: ApiDeps) {
           await releaseClaim(deps.db, claim);
         } else {
           const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-          const kept = await recordAnswer(deps.db, claim, { status: reply.statusCode, contentType, body });
+          const sealed = seal(answerKey, body, context(claim.installationId, claim.key));
+          const kept = await recordAnswer(deps.db, claim, {
+            status: reply.statusCode,
+            contentType,
+            body: sealed,
+          });
           if (!kept) {
             request.log.warn(
               { leaseMs: IDEMPOTENCY_LEASE_MS },

@@ -26,3 +26,14 @@ export function redactUrl(url: string): string {
     return url;
   }
 }
+
+/** What may be shown and logged of a URL given to the service: no user or password, the query's
+ * keys without values, no fragment (`https://host/path?X-Amz-Signature&X-Amz-Date`). */
+export function urlWithoutSecrets(url: string): string {
+  try {
+    const u = new URL(url);
+    return withoutQueryValues(`${u.protocol}//${u.host}${u.pathname}${u.search}`);
+  } catch {
+    return '(invalid URL)';
+  }
+}

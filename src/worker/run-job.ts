@@ -23,6 +23,7 @@ export async function runJob(input: RunJobInput): Promise<void> {
     db: input.database.db,
     objects: input.objects,
     records: input.records,
+    signingSecret: input.signingSecret,
   };
 
   const controller = new AbortController();
@@ -52,9 +53,11 @@ export async function runJob(input: RunJobInput): Promise<void> {
     if (pending === 0) void beat();
   }, heartbeatMs(input.config.jobLeaseMs));
 
+  // Where a recordsLoad job's file comes from, without its secrets (never job.source_url).
+  const source = job.source_shown !== null ? { source: job.source_shown } : {};
   try {
     const done = await loadJob(deps, job, owner, controller.signal, progress);
-    log.info({ jobId: job.id, datasetId: job.dataset_id, ...done }, 'job completed');
+    log.info({ jobId: job.id, datasetId: job.dataset_id, ...source, ...done }, 'job completed');
     await cleanupJob(deps, job);
   } catch (err) {
     const stopped: unknown = controller.signal.aborted ? controller.signal.reason : null;
@@ -70,7 +73,8 @@ export async function runJob(input: RunJobInput): Promise<void> {
       await releaseJob(deps.db, job.id, owner, 'datasetChanged');
       log.info({ jobId: job.id }, 'job released: the records it built on changed');
     } else {
-      if (!(err instanceof JobFailure)) log.error({ err, jobId: job.id }, 'job failed unexpectedly');
+      if (!(err instanceof JobFailure))
+        log.error({ err, jobId: job.id, ...source }, 'job failed unexpectedly');
       await beat(); // the figures where the load stopped stay with the failed job
       await failJob(
         deps,

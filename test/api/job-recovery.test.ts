@@ -46,6 +46,7 @@ await forEachDatabase('job recovery', (target) => {
       database: h.service.database,
       objects: h.services.objects,
       records: h.services.records,
+      signingSecret: h.services.signingSecret,
       notifier: new JobNotifier(),
       log: silent,
     });

@@ -351,9 +351,14 @@ await forEachDatabase('load modes', (target) => {
       { move: 'claimed', by: racer, log: { message: 'Loading records.' } },
     );
     assert.ok(jobB !== undefined, 'B was claimed');
-    const { objects, records } = h.services;
+    const { objects, records, signingSecret } = h.services;
     const signal = new AbortController().signal;
-    await loadJob({ config: h.config, db: h.database.db, objects, records }, jobB, racer.owner, signal);
+    await loadJob(
+      { config: h.config, db: h.database.db, objects, records, signingSecret },
+      jobB,
+      racer.owner,
+      signal,
+    );
     openGate();
     const jobA = await h.waitForJob(a.json.jobId);
     assert.equal(jobA.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(jobA.currentStatus));

@@ -2,6 +2,7 @@
 // bad records out (or fails the job and changes nothing), every defect is stored and pages out in
 // line order, the rejected-rows file holds each bad record's text, a dry run reports what a real
 // load would and changes nothing, and the options are checked and kept on the job.
+import { sealSourceUrl, sourceUrlKey } from '../../src/domain/jobs/source-url.js';
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -410,10 +411,21 @@ await forEachDatabase('row errors', (target) => {
     const id = await h.defineDataset(PROPS, ['id']);
     const first = await load(id, [THREE_BAD, 'id,name,ok\n1,a,true\n2,b,nope\n']);
     assert.equal(first.currentStatus.errorData?.errorCount, 4);
-    // As if the attempt had died before its end: the job is Running under a lapsed lease.
+    // As if the attempt had died before its end: the job is Running under a lapsed lease, with the
+    // URL it would still hold then (an ended job's is cleared; this one's has no query to hide).
+    const { source_shown: url } = await h.database.db
+      .selectFrom('dataset_jobs')
+      .select('source_shown')
+      .where('id', '=', first.datasetJobId)
+      .executeTakeFirstOrThrow();
     await h.database.db
       .updateTable('dataset_jobs')
-      .set({ status: 'Running', lease_owner: 'dead-worker', lease_expires_at: Date.now() - 1000 })
+      .set({
+        status: 'Running',
+        lease_owner: 'dead-worker',
+        lease_expires_at: Date.now() - 1000,
+        source_url: sealSourceUrl(sourceUrlKey(h.services.signingSecret), first.datasetJobId, url ?? ''),
+      })
       .where('id', '=', first.datasetJobId)
       .execute();
     h.services.notifier.notify();

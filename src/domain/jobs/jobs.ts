@@ -35,7 +35,9 @@ export interface NewJob {
   /** Dry run and tolerated bad records; the defaults (a real load, none tolerated) when left out. */
   options?: LoadOptions;
   contentType: ContentType | null;
+  /** recordsLoad: the URL sealed for the job (source-url.ts), and its shown form. */
   sourceUrl?: string;
+  sourceShown?: string;
   objectKey?: string;
   uploadExpiresAt?: number;
   uploadType?: UploadType;
@@ -61,6 +63,7 @@ export async function createJob(db: Kysely<Tables>, input: NewJob): Promise<Data
         max_bad_records: options.maxBadRecords,
         content_type: input.contentType,
         source_url: input.sourceUrl ?? null,
+        source_shown: input.sourceShown ?? null,
         object_key: input.objectKey ?? null,
         status: input.status,
         lease_owner: null,
@@ -142,6 +145,8 @@ export async function transitionJobIn<M extends JobMove>(
       ...(t.contentType !== undefined ? { content_type: t.contentType } : {}),
       upload_claim: null,
       upload_claim_expires_at: null,
+      // The URL a job fetches is a credential: kept only while the job may still need it.
+      ...(KEEPS_SOURCE_URL[rule.to] ? {} : { source_url: null }),
     }))
     .where(admits);
   if ('id' in target) {
@@ -165,6 +170,16 @@ export async function transitionJobIn<M extends JobMove>(
   await appendStatus(trx, job.id, rule.to, log, t.error ?? null, stamp);
   return job;
 }
+
+/** The states in which a job may still fetch its URL; the others clear it (source-url.ts). */
+const KEEPS_SOURCE_URL: Record<JobStatus, boolean> = {
+  Created: true,
+  Queued: true,
+  Running: true,
+  Completed: false,
+  Failed: false,
+  Expired: false,
+};
 
 /** What the mover must hold for the move, besides the job's state. */
 function moverGuard(

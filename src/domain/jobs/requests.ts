@@ -8,6 +8,7 @@ import { signUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
 import { datasetSchemaOf, findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
 import { createJob } from './jobs.js';
+import { sealSourceUrl, shownSourceUrl } from './source-url.js';
 import { checkModeOnRequest } from './load-modes.js';
 import type { LoadOptions } from './load-options.js';
 import type { ContentType, LoadMode, UploadType } from './status.js';
@@ -82,6 +83,8 @@ export async function requestRecordsLoad(
   db: Kysely<Tables>,
   caller: DatasetCaller & { ownerUserId: number },
   input: { datasetId: string; mode: LoadMode; options: LoadOptions; url: string },
+  /** The key sealing the URL on the job row (sourceUrlKey). */
+  sourceUrlKey: Buffer,
 ): Promise<UploadJobResult> {
   let parsed: URL | null = null;
   try {
@@ -95,7 +98,9 @@ export async function requestRecordsLoad(
     });
   }
   const ds = await datasetFor(db, caller, input.datasetId, input.mode);
+  const jobId = randomUUID();
   const job = await createJob(db, {
+    id: jobId,
     datasetId: ds.id,
     workspaceId: ds.workspace_id,
     createdByUserId: caller.ownerUserId,
@@ -103,7 +108,8 @@ export async function requestRecordsLoad(
     mode: input.mode,
     options: input.options,
     contentType: null,
-    sourceUrl: input.url,
+    sourceUrl: sealSourceUrl(sourceUrlKey, jobId, input.url),
+    sourceShown: shownSourceUrl(input.url),
     status: 'Queued',
     message: 'Queued.',
   });

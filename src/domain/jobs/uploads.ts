@@ -4,6 +4,7 @@
 // resumable session had persisted). Claim and progress columns change while the job stays Created;
 // its status changes only through transitionJob.
 import type { Kysely } from 'kysely';
+import { madeByGoneProcess, taggedName } from '../../lib/process-tag.js';
 import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
 import type { Db } from '../identity/users.js';
@@ -13,7 +14,11 @@ import { asUploadType } from './status.js';
 /** A claim lapses this long after its last renewal; a streaming PUT renews it every third of it. */
 export const UPLOAD_CLAIM_MS = 30_000;
 
-/** Claims a Created job for one PUT; false when another PUT holds a live claim on it. */
+/** A new claim's name: it tells which process holds it (lib/process-tag.ts). */
+export const newUploadClaim = taggedName;
+
+/** Claims a Created job for one PUT; false when another PUT holds a live claim on it. A claim held
+ * by a process of this host that is gone (killed mid-PUT) is taken over at once, not after it lapses. */
 export async function claimUpload(db: Kysely<Tables>, jobId: string, claim: string): Promise<boolean> {
   const now = Date.now();
   const res = await db
@@ -23,7 +28,22 @@ export async function claimUpload(db: Kysely<Tables>, jobId: string, claim: stri
     .where('status', '=', 'Created')
     .where((w) => w.or([w('upload_claim', 'is', null), w('upload_claim_expires_at', '<', now)]))
     .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  if (Number(res.numUpdatedRows) === 1) return true;
+  const held = await db
+    .selectFrom('dataset_jobs')
+    .select('upload_claim')
+    .where('id', '=', jobId)
+    .executeTakeFirst();
+  if (held?.upload_claim == null || !madeByGoneProcess(held.upload_claim)) return false;
+  // Only the dead claim is replaced: of two PUTs racing for it, one wins.
+  const taken = await db
+    .updateTable('dataset_jobs')
+    .set({ upload_claim: claim, upload_claim_expires_at: now + UPLOAD_CLAIM_MS })
+    .where('id', '=', jobId)
+    .where('status', '=', 'Created')
+    .where('upload_claim', '=', held.upload_claim)
+    .executeTakeFirst();
+  return Number(taken.numUpdatedRows) === 1;
 }
 
 /** Extends a claim this PUT still holds; false when it was lost (lapsed and taken by another). */

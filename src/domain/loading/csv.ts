@@ -10,6 +10,7 @@ import { describeBadText } from '../datasets/column-types.js';
 import type { CellValue, TextConverter } from './cells.js';
 import { MAX_RECORD_CHARS, type LoadContext, type ParsedBatch } from './context.js';
 import { columnLayout, guessDelimiter, type ColumnLayout } from './csv-header.js';
+import { suspectText, textDefect } from './text.js';
 
 /** Reads delimited text (header row first) into typed rows; `delimiter` undefined means guess it. */
 export async function* readCsv(
@@ -90,6 +91,8 @@ function* takeRows(
   // Every row but a final unterminated one ends with '\n'; any other newline sits inside quotes.
   const terminators = ended ? rows.length - 1 : rows.length;
   const multiline = countNewlines(text, consumed) !== terminators;
+  // Native scans of the whole text; only when they find a NUL or invalid bytes is each field looked at.
+  const check = suspectText(text);
   let at = line; // where the record being checked starts; `line` is where the next one does
   ctx.recordText = recordTextOf(text, consumed, line, () => [at, line]);
   for (let r = 0; r < rows.length; r++) {
@@ -110,7 +113,7 @@ function* takeRows(
     } else if (row.length !== layout.width) {
       ctx.error(at, `the record has ${row.length} fields but the header has ${layout.width}`);
     } else {
-      const cells = rowToCells(row, at, layout, ctx);
+      const cells = rowToCells(row, at, layout, ctx, check);
       if (cells !== undefined && layout.ok) ctx.accept(cells, at);
     }
     if (ctx.full) yield ctx.take();
@@ -124,6 +127,7 @@ function rowToCells(
   line: number,
   layout: ColumnLayout,
   ctx: LoadContext,
+  check: boolean,
 ): CellValue[] | undefined {
   const { columns, converters } = layout;
   const n = columns.length;
@@ -139,6 +143,12 @@ function rowToCells(
         ok = false;
         ctx.error(line, 'a value is required', ctx.names[p]);
       }
+      continue;
+    }
+    const defect = check ? textDefect(text) : undefined;
+    if (defect !== undefined) {
+      ok = false;
+      ctx.error(line, defect, ctx.names[p]);
       continue;
     }
     const value = (converters[p] as TextConverter)(text);

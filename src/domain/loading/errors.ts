@@ -1,6 +1,7 @@
 // Collects the defects found while loading a file. Every defect is counted and handed on in
 // batches (the load job stores them all), bad records are counted apart from defects (one record
 // may have several), and the first 100 stay in memory for callers without a store.
+import { storableText } from './text.js';
 
 /** One defect in a loaded file: the line where its record starts and, when known, the property. */
 export interface LoadError {
@@ -75,7 +76,17 @@ export class ErrorCollector {
     return taken;
   }
 
-  private collect(error: LoadError, originalText: string | null): void {
+  private collect(raw: LoadError, text: string | null): void {
+    // A defect's own text may hold what made it one (a NUL, invalid bytes): it must still be stored.
+    const message = storableText(raw.message);
+    const property = raw.property === undefined ? undefined : storableText(raw.property);
+    const error =
+      message === raw.message && property === raw.property
+        ? raw
+        : property === undefined
+          ? { line: raw.line, message }
+          : { line: raw.line, property, message };
+    const originalText = text === null ? null : storableText(text);
     this.count++;
     if (this.errors.length < MAX_KEPT_ERRORS) this.errors.push(error);
     this.pending.push({ ...error, seq: this.count, originalText });

@@ -3,3 +3,5 @@ export type { CellValue } from './cells.js';
 export type { ParsedBatch, ParseStats } from './context.js';
 export { ErrorCollector, MAX_KEPT_ERRORS, type CollectedError, type LoadError } from './errors.js';
 export { DEFAULT_BATCH_SIZE, parseRecords, type InputFormat, type ParseOptions } from './parse.js';
+export { InputFailure } from './input.js';
+export type { InvalidUtf8 } from './text.js';

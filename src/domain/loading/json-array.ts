@@ -8,6 +8,7 @@
 // Only whole objects are held, so memory stays flat.
 import { MAX_RECORD_CHARS, type LoadContext, type ParsedBatch } from './context.js';
 import { JsonShape } from './json-record.js';
+import { suspectJsonText } from './text.js';
 
 const enum Phase {
   BeforeArray,
@@ -168,6 +169,7 @@ function* takeObjects(
   if (lines.length === 0) return;
   let k = 0;
   ctx.recordText = () => text.slice(starts[k], ends[k]);
+  shape.check = suspectJsonText(text);
   let values: unknown;
   try {
     // One native call for the whole run: the splitter checked that only commas lie between.

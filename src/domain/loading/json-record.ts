@@ -2,11 +2,15 @@
 import { COLUMN_TYPES, describeBadJson } from '../datasets/column-types.js';
 import type { CellValue, JsonConverter } from './cells.js';
 import type { LoadContext } from './context.js';
+import { textDefect } from './text.js';
 
 /** Property lookup and converters for JSON records, computed once per parse. */
 export class JsonShape {
   private readonly index = new Map<string, number>();
   private readonly converters: JsonConverter[];
+  /** Set by the reader while the text at hand may hold NUL characters or invalid bytes
+   * (suspectJsonText): then every string is checked, otherwise none is. */
+  check = false;
 
   constructor(private readonly ctx: LoadContext) {
     ctx.names.forEach((name, i) => this.index.set(name, i));
@@ -20,7 +24,14 @@ export class JsonShape {
       value = JSON.parse(text);
     } catch (e) {
       this.ctx.stats.rowsRead++;
-      this.ctx.error(line, `invalid JSON: ${e instanceof Error ? e.message : String(e)}`);
+      const bytes = !this.check
+        ? ''
+        : text.includes('\0')
+          ? ' (it has a NUL character)'
+          : !text.isWellFormed()
+            ? ' (it has bytes that are not valid UTF-8)'
+            : '';
+      this.ctx.error(line, `invalid JSON${bytes}: ${e instanceof Error ? e.message : String(e)}`);
       return;
     }
     this.take(value, line);
@@ -42,11 +53,18 @@ export class JsonShape {
       const p = this.index.get(key);
       if (p === undefined) {
         ok = false;
-        ctx.error(line, `key "${key}" is not a property of the dataset`, key);
+        const defect = this.check ? textDefect(key) : undefined;
+        ctx.error(line, `key "${key}" is not a property of the dataset${defect ? ` (${defect})` : ''}`, key);
         continue;
       }
       const v = record[key];
       if (v === null) continue;
+      const defect = this.check && typeof v === 'string' ? textDefect(v) : undefined;
+      if (defect !== undefined) {
+        ok = false;
+        ctx.error(line, defect, key);
+        continue;
+      }
       const cell = (this.converters[p] as JsonConverter)(v);
       if (cell === undefined) {
         ok = false;

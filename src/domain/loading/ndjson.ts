@@ -1,6 +1,7 @@
 // Streaming reader of newline-delimited JSON: one object per line, blank lines skipped.
 import { MAX_RECORD_CHARS, type LoadContext, type ParsedBatch } from './context.js';
 import { JsonShape } from './json-record.js';
+import { suspectJsonText } from './text.js';
 
 /** Reads newline-delimited JSON objects into typed rows; errors name the physical line. */
 export async function* readNdjson(
@@ -21,6 +22,7 @@ export async function* readNdjson(
   for await (const chunk of chunks) {
     const from = text.length; // the carried text has no newline: search only the new part
     text += chunk;
+    shape.check = suspectJsonText(text);
     let start = 0;
     for (let nl = text.indexOf('\n', from); nl >= 0; nl = text.indexOf('\n', start)) {
       take(text.slice(start, nl));
@@ -35,6 +37,7 @@ export async function* readNdjson(
       break;
     }
   }
+  shape.check = suspectJsonText(text);
   take(text);
   if (ctx.pending) yield ctx.take();
 }

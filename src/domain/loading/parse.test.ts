@@ -67,7 +67,7 @@ test('explicit formats: json takes both shapes; csv does not guess tabs', async 
 test('a corrupt gzip stream is thrown, not swallowed', async () => {
   const gz = gzipSync(SAMPLES.csv ?? '');
   const broken = Buffer.concat([gz.subarray(0, 12), Buffer.from('garbage that is not deflate')]);
-  await assert.rejects(rowsOf(Readable.from([broken]), 'auto'), { code: 'Z_DATA_ERROR' });
+  await assert.rejects(rowsOf(Readable.from([broken]), 'auto'), /The compressed file is corrupt \(gzip: /);
 });
 
 test('any async iterable of buffers is accepted', async () => {

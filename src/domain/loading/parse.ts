@@ -5,6 +5,7 @@ import { LoadContext, type ParsedBatch, type ParseStats } from './context.js';
 import { readCsv } from './csv.js';
 import type { ErrorCollector } from './errors.js';
 import { peekFirstChar, textChunks } from './input.js';
+import type { InvalidUtf8 } from './text.js';
 import { readJsonArray } from './json-array.js';
 import { readNdjson } from './ndjson.js';
 
@@ -21,6 +22,10 @@ export interface ParseOptions {
   signal?: AbortSignal;
   /** Updated while parsing; read `rowsRead` once the generator is done. */
   stats?: ParseStats;
+  /** Bytes that are not UTF-8: a row error naming line and property (default), or U+FFFD. */
+  invalidUtf8?: InvalidUtf8;
+  /** The most bytes a gzip input may inflate to; past it the parse throws an InputFailure. */
+  maxInflatedBytes?: number;
 }
 
 /** Rows per batch by default: big enough for fast bulk inserts, small enough to keep memory flat. */
@@ -30,7 +35,9 @@ export const DEFAULT_BATCH_SIZE = 2000;
  * Detects gzip by magic bytes (0x1f 0x8b) and unpacks it; detects the format when 'auto'; yields
  * batches of valid typed rows; records every bad row in `errors` (a bad row is never yielded).
  * Line numbers are physical lines where a record starts (the CSV header is line 1; for a JSON
- * array, the line of the object's `{`). On abort it throws the signal's reason.
+ * array, the line of the object's `{`). A value holding a NUL character or bytes that are not UTF-8
+ * is a row error. On abort it throws the signal's reason; a broken or oversized gzip stream throws
+ * an InputFailure.
  */
 export async function* parseRecords(
   input: Readable | AsyncIterable<Buffer>,
@@ -39,7 +46,11 @@ export async function* parseRecords(
   const { schema, format, errors, signal } = options;
   const stats = options.stats ?? { rowsRead: 0 };
   const ctx = new LoadContext(schema, errors, stats, Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE));
-  const text = textChunks(input, signal);
+  const text = textChunks(input, {
+    signal,
+    invalidUtf8: options.invalidUtf8,
+    maxInflatedBytes: options.maxInflatedBytes,
+  });
   try {
     if (format === 'csv' || format === 'tsv') {
       yield* readCsv(text, ctx, format === 'csv' ? ',' : '\t');

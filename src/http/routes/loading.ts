@@ -1,6 +1,7 @@
 // POST /datasets/:id/uploadUrl and POST /datasets/:id/records:load: start a load job.
 import { parseLoadOptions } from '../../domain/jobs/load-options.js';
 import { requestRecordsLoad, requestUploadUrl } from '../../domain/jobs/requests.js';
+import { sourceUrlKey } from '../../domain/jobs/source-url.js';
 import { installationOf } from '../auth.js';
 import { IDEMPOTENCY_PROBLEMS, IdempotencyKeyHeaders, idempotentRoute } from '../idempotency.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
@@ -18,6 +19,7 @@ const security = [{ accessToken: [] }];
 
 /** Registers the two load-starting routes on an access-token scope. */
 export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
+  const urlKey = sourceUrlKey(deps.signingSecret);
   app.post(
     '/datasets/:id/uploadUrl',
     {
@@ -66,12 +68,17 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
       ...idempotentRoute(deps),
     },
     async (request, reply) => {
-      const result = await requestRecordsLoad(deps.db, installationOf(request), {
-        datasetId: request.params.id,
-        mode: request.query.mode ?? 'create',
-        options: parseLoadOptions(request.query),
-        url: request.body.url,
-      });
+      const result = await requestRecordsLoad(
+        deps.db,
+        installationOf(request),
+        {
+          datasetId: request.params.id,
+          mode: request.query.mode ?? 'create',
+          options: parseLoadOptions(request.query),
+          url: request.body.url,
+        },
+        urlKey,
+      );
       deps.notifier.notify();
       return reply.code(202).send(result);
     },

@@ -1,11 +1,11 @@
 // PUT /uploads/:jobId: the receiver of the upload URLs the service signs itself (a root route; the
 // signature is the credential). Whole files and resumable sessions alike are received by the
 // domain (domain/jobs/receive-upload.ts); this handler checks the signature and answers.
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { streamedBody } from '../streamed-body.js';
 import { receiveUpload } from '../../domain/jobs/receive-upload.js';
+import { newUploadClaim } from '../../domain/jobs/uploads.js';
 import { uploadPath } from '../../domain/jobs/requests.js';
 import { problem } from '../../errors.js';
 import { checkSignedUrl } from '../../lib/signed-url.js';
@@ -66,7 +66,7 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
             contentRange: request.headers['content-range'],
             contentLength: length === undefined ? null : Number(length),
             body: streamedBody(request.raw),
-            claim: randomUUID(),
+            claim: newUploadClaim(),
           },
         );
         if (answer.status === 200) {

@@ -135,8 +135,11 @@ export interface DatasetJobsTable {
   mode: LoadMode;
   /** uploadUrl: the format its file is (or will be) read as; null for recordsLoad (found on fetch). */
   content_type: ContentType | null;
-  /** recordsLoad only; sensitive (presigned query): never logged. */
+  /** recordsLoad only: the URL to fetch, sealed (AES-256-GCM, domain/jobs/source-url.ts) and
+   * cleared once the job ends; a credential (presigned query, user:password@): never logged. */
   source_url: string | null;
+  /** recordsLoad only: the URL without secrets (origin, path, query keys), kept for logs. */
+  source_shown: string | null;
   object_key: string | null;
   status: JobStatus;
   /** The worker running the job: set exactly while it is Running. */

@@ -1,11 +1,11 @@
 // The embedded object store: files under DATA_DIR/objects. Writes go to a temporary file that is
 // renamed into place, so a reader never sees half an object and a failed upload leaves nothing.
-import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { ByteLimit } from '../../lib/byte-limit.js';
+import { madeByGoneProcess, taggedName } from '../../lib/process-tag.js';
 import { pipeline } from 'node:stream/promises';
 import {
   ObjectNotFound,
@@ -38,7 +38,7 @@ export class LocalObjectStore implements ObjectStore {
   async put(key: string, body: Readable, options: PutOptions): Promise<ObjectInfo> {
     const target = safeObjectPath(this.root, key);
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
-    const tmp = join(this.tmpDir, randomUUID());
+    const tmp = join(this.tmpDir, taggedName());
     try {
       await pipeline(
         body,
@@ -108,9 +108,10 @@ export class LocalObjectStore implements ObjectStore {
     let removed = 0;
     for (const name of names) {
       const path = join(this.tmpDir, name);
-      // A put in progress writes its file all along; one untouched since `before` lost its writer.
+      // A put in progress writes its file all along; one untouched since `before` lost its writer,
+      // as did one whose process is gone (killed mid-put): that one goes at once.
       const s = await stat(path).catch(() => null);
-      if (s === null || s.mtimeMs >= before) continue;
+      if (s === null || (s.mtimeMs >= before && !madeByGoneProcess(name))) continue;
       await rm(path, { force: true });
       removed++;
     }

@@ -10,6 +10,8 @@ export interface JobTypeContext {
   job: DatasetJobRow;
   config: Config;
   objects: ObjectStore;
+  /** The service's signing secret: a recordsLoad job's URL is sealed under a key derived from it. */
+  signingSecret: string;
   signal: AbortSignal;
 }
 

@@ -2,21 +2,28 @@
 import { FetchRefused, safeFetch } from '../../../net/safe-fetch.js';
 import type { InputFormat } from '../../loading/index.js';
 import { JobFailure } from '../load/failure.js';
+import { openSourceUrl, sourceUrlKey } from '../source-url.js';
 import type { JobTypeModule } from './job-type.js';
 
 /** Fetches the caller's URL (which is never logged: its query is a presigned credential). */
 export const recordsLoadJob: JobTypeModule = {
-  async open({ job, config, signal }) {
+  async open({ job, config, signingSecret, signal }) {
     if (job.source_url === null) throw new JobFailure('The job has no URL to load from.');
+    const url = openSourceUrl(sourceUrlKey(signingSecret), job.id, job.source_url);
+    if (url === null) {
+      throw new JobFailure(
+        'The URL to load from cannot be read: the signing secret changed since the job was queued. Request the load again.',
+      );
+    }
     try {
-      const fetched = await safeFetch(job.source_url, {
+      const fetched = await safeFetch(url, {
         allowlist: config.loadUrlAllowlist,
         maxBytes: config.uploadMaxBytes,
         signal,
       });
       return {
         body: fetched.body,
-        format: sniffFormat(fetched.contentType, job.source_url),
+        format: sniffFormat(fetched.contentType, url),
         size: fetched.size,
       };
     } catch (err) {

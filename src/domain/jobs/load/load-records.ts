@@ -14,7 +14,9 @@ import { datasetSchemaOf } from '../../datasets/datasets.js';
 import { tableSchemaOf } from '../../datasets/schema.js';
 import {
   ErrorCollector,
+  InputFailure,
   MAX_KEPT_ERRORS,
+  type InvalidUtf8,
   parseRecords,
   type InputFormat,
   type ParseStats,
@@ -38,6 +40,8 @@ export interface LoadContext {
   signal: AbortSignal;
   /** Live counters the worker stores as the job's progress; told when the whole file is read. */
   progress?: LoadProgress;
+  /** How bytes become text: bytes that are not UTF-8, the bound on a gzip file's inflated size. */
+  text?: { invalidUtf8: InvalidUtf8; maxInflatedBytes: number };
 }
 
 /** Loads `input` into the job's dataset and commits it with the job; returns the Completed log. */
@@ -71,16 +75,32 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
       copyFrom !== null ? { copyFrom } : {},
     );
     const stats: ParseStats = ctx.progress?.stats ?? { rowsRead: 0 };
-    for await (const batch of parseRecords(input, { schema, format, errors, stats, signal: ctx.signal })) {
-      // append: records whose key the dataset holds are row errors, left out like any bad record.
-      const rows =
-        copyFrom !== null && heldKeysAreRowErrors(job.mode)
-          ? await refuseHeldKeys(ctx.records, copyFrom, tableSchema, batch, errors)
-          : batch.rows;
-      // Past the tolerance nothing more is written: the job will fail, but the rest of the file
-      // is still read so the caller learns about every defect at once.
-      if (withinTolerance() && rows.length > 0) await staging.write(rows);
+    const parse = parseRecords(input, { schema, format, errors, stats, signal: ctx.signal, ...ctx.text });
+    try {
+      for await (const batch of parse) {
+        // append: records whose key the dataset holds are row errors, left out like any bad record.
+        const rows =
+          copyFrom !== null && heldKeysAreRowErrors(job.mode)
+            ? await refuseHeldKeys(ctx.records, copyFrom, tableSchema, batch, errors)
+            : batch.rows;
+        // Past the tolerance nothing more is written: the job will fail, but the rest of the file
+        // is still read so the caller learns about every defect at once.
+        if (withinTolerance() && rows.length > 0) await staging.write(rows);
+        await rowErrors.save(errors.take());
+      }
+    } catch (err) {
+      if (!(err instanceof InputFailure)) throw err;
+      // The bytes themselves are broken (a truncated gzip stream, one that inflates too far): the
+      // job fails saying so, with the defects found in what could be read.
       await rowErrors.save(errors.take());
+      const errorData =
+        errors.count > 0
+          ? { errorCount: errors.count, errors: await rowErrors.first(MAX_KEPT_ERRORS) }
+          : null;
+      throw new JobFailure(err.message, errorData, {
+        rowsRead: stats.rowsRead,
+        rowsRejected: errors.rowsRejected,
+      });
     }
     await rowErrors.save(errors.take());
     ctx.signal.throwIfAborted();

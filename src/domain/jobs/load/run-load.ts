@@ -19,6 +19,8 @@ export interface RunLoadDeps {
   db: Kysely<Tables>;
   objects: ObjectStore;
   records: RecordStore;
+  /** Unseals a recordsLoad job's URL (source-url.ts). */
+  signingSecret: string;
 }
 
 /** Opens the job's file and loads it, committed with the job's Completed move; returns its log.
@@ -37,6 +39,7 @@ export async function loadJob(
       job,
       config: deps.config,
       objects: deps.objects,
+      signingSecret: deps.signingSecret,
       signal,
     });
     body = source.body;
@@ -48,7 +51,18 @@ export async function loadJob(
     body.on('error', () => undefined);
     counted.on('error', () => undefined);
     return await loadRecords(
-      { db: deps.db, records: deps.records, job, leaseOwner, signal, progress },
+      {
+        db: deps.db,
+        records: deps.records,
+        job,
+        leaseOwner,
+        signal,
+        progress,
+        text: {
+          invalidUtf8: deps.config.loadInvalidUtf8,
+          maxInflatedBytes: deps.config.maxInflatedBytes,
+        },
+      },
       counted,
       source.format,
     );
