@@ -47,6 +47,8 @@ await forEachDatabase('job recovery', (target) => {
       objects: h.services.objects,
       records: h.services.records,
       notifier: new JobNotifier(),
+      signingSecret: h.services.signingSecret,
+      metrics: h.services.metrics,
       log: silent,
     });
   const db = () => h.database.db;

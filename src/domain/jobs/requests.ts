@@ -36,7 +36,7 @@ async function datasetFor(db: Kysely<Tables>, caller: DatasetCaller, datasetId: 
 /** Creates an uploadUrl job (Created, awaiting the file) and its URL, valid for one hour. */
 export async function requestUploadUrl(
   db: Kysely<Tables>,
-  caller: DatasetCaller & { ownerUserId: number },
+  caller: DatasetCaller & { ownerUserId: number; installationId?: number },
   input: {
     datasetId: string;
     mode: LoadMode;
@@ -55,6 +55,7 @@ export async function requestUploadUrl(
     datasetId: ds.id,
     workspaceId: ds.workspace_id,
     createdByUserId: caller.ownerUserId,
+    ...(caller.installationId !== undefined ? { installationId: caller.installationId } : {}),
     jobType: 'uploadUrl',
     mode: input.mode,
     options: input.options,
@@ -80,7 +81,7 @@ export async function requestUploadUrl(
 /** Creates a recordsLoad job (Queued) for a caller's http(s) URL. */
 export async function requestRecordsLoad(
   db: Kysely<Tables>,
-  caller: DatasetCaller & { ownerUserId: number },
+  caller: DatasetCaller & { ownerUserId: number; installationId?: number },
   input: { datasetId: string; mode: LoadMode; options: LoadOptions; url: string },
 ): Promise<UploadJobResult> {
   let parsed: URL | null = null;
@@ -99,6 +100,7 @@ export async function requestRecordsLoad(
     datasetId: ds.id,
     workspaceId: ds.workspace_id,
     createdByUserId: caller.ownerUserId,
+    ...(caller.installationId !== undefined ? { installationId: caller.installationId } : {}),
     jobType: 'recordsLoad',
     mode: input.mode,
     options: input.options,
