@@ -53,8 +53,8 @@ export async function runJob(input: RunJobInput): Promise<void> {
   }, heartbeatMs(input.config.jobLeaseMs));
 
   try {
-    const done = await loadJob(deps, job, owner, controller.signal, progress);
-    log.info({ jobId: job.id, datasetId: job.dataset_id, ...done }, 'job completed');
+    // Its "job completed" line is the lifecycle's (runtime/job-signals.ts), written at the commit.
+    await loadJob(deps, job, owner, controller.signal, progress);
     await cleanupJob(deps, job);
   } catch (err) {
     const stopped: unknown = controller.signal.aborted ? controller.signal.reason : null;

@@ -7,16 +7,21 @@ import { problems } from '../schemas/common.js';
 /** Registers /healthz, /readyz and /metrics at the root (outside /api/v1). */
 export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
   const hide = { hide: true };
+  // Probes and scrapes come every few seconds: their requests are not logged at info.
+  const quiet = { logLevel: 'warn' } as const;
   app.get(
     '/healthz',
-    { schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }) } } },
+    { ...quiet, schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }) } } },
     async () => ({
       status: 'ok',
     }),
   );
   app.get(
     '/readyz',
-    { schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }), ...problems(503) } } },
+    {
+      ...quiet,
+      schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }), ...problems(503) } },
+    },
     async () => {
       try {
         await deps.database.ping();
@@ -26,7 +31,7 @@ export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
       return { status: 'ready' };
     },
   );
-  app.get('/metrics', { schema: hide }, async (_request, reply) => {
+  app.get('/metrics', { ...quiet, schema: hide }, async (_request, reply) => {
     const extra = deps.extraMetrics !== undefined ? await deps.extraMetrics() : '';
     return reply.type(deps.metrics.contentType).send((await deps.metrics.metrics()) + extra);
   });
