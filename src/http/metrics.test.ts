@@ -8,5 +8,9 @@ void it('labels routes as they are written, unmatched requests alike', () => {
     routeLabel('/api/v1/datasets/jobs/:jobId/logs::current'),
     '/api/v1/datasets/jobs/:jobId/logs:current',
   );
+  assert.equal(
+    routeLabel('/api/v1/apps/me/webhook/deliveries/:deliveryId(^[^:/]+)::redeliver'),
+    '/api/v1/apps/me/webhook/deliveries/:deliveryId:redeliver',
+  );
   assert.equal(routeLabel(undefined), 'unmatched');
 });

@@ -25,8 +25,9 @@ export function requestMetrics(app: FastifyInstance, registry: Registry): void {
   });
 }
 
-/** The route pattern as a reader writes it: Fastify's escaped colon (`records::load`) unescaped;
- * requests that matched no route share one label. */
+/** The route pattern as a reader writes it: Fastify's escaped colon (`records::load`) unescaped,
+ * a parameter's regex left out; requests that matched no route share one label. */
 export function routeLabel(url: string | undefined): string {
-  return url === undefined ? 'unmatched' : url.replaceAll('::', ':');
+  if (url === undefined) return 'unmatched';
+  return url.replace(/(:\w+)\([^)]*\)/g, '$1').replaceAll('::', ':');
 }

@@ -88,7 +88,8 @@ export function webhookRoutes(app: TypedApp, deps: ApiDeps): void {
   );
 
   app.post(
-    '/apps/me/webhook/deliveries/:deliveryId::redeliver',
+    // The regex ends the id at the colon of the custom method (`…/:id:redeliver`).
+    '/apps/me/webhook/deliveries/:deliveryId(^[^:/]+)::redeliver',
     {
       schema: {
         summary: 'Send a delivery again (as soon as a worker can, with 24 more hours of retries)',
