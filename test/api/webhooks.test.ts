@@ -13,7 +13,8 @@ import { claimDelivery } from '../../src/domain/webhooks/deliveries.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture, type JobBody } from '../support/fixture.js';
 import { onboardApp, ownToken, type TestPartner } from '../support/onboarding.js';
-import { uploadAndWait } from '../support/loading.js';
+import { requestUpload, uploadAndWait } from '../support/loading.js';
+import { sweep } from '../../src/worker/sweep.js';
 
 interface Received {
   path: string;
@@ -319,6 +320,26 @@ await forEachDatabase('app webhooks', (target) => {
     assert.ok(deliveriesTo('/restart').length > tries);
     const last = deliveriesTo('/restart').at(-1) as Received;
     assert.equal((JSON.parse(last.raw) as Body).job.datasetJobId, job.datasetJobId);
+  });
+
+  void it('delivers dataset.job.expired when an upload URL lapses unused', async () => {
+    await setHook('/expired');
+    const ds = await h.defineDataset(PROPS, ['id']);
+    const upload = await requestUpload(h, ds);
+    await h.database.db
+      .updateTable('dataset_jobs')
+      .set({ upload_expires_at: Date.now() - 1 })
+      .where('id', '=', upload.jobId)
+      .execute();
+    // The worker's housekeeping, run now rather than in 30 seconds.
+    const { database, objects, records } = h.services;
+    await sweep({ db: database.db, objects, records });
+    const got = await eventually('the expired event', () => deliveriesTo('/expired')[0]);
+    const body = JSON.parse(got.raw) as Body;
+    assert.equal(body.event, 'dataset.job.expired');
+    assert.equal(body.job.datasetJobId, upload.jobId);
+    assert.equal(body.job.currentStatus.datasetJobStatusName, 'Expired');
+    assert.ok(lines.some((l) => l.jobId === upload.jobId && l.event === 'job.expired' && l.level === 30));
   });
 
   void it('lets one worker at a time claim a delivery, however many race for it', async () => {
