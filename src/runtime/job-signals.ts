@@ -91,7 +91,8 @@ export function jobLine(e: JobEvent) {
     rowsLoaded: log.rowsLoaded ?? null,
     rowsRejected: log.rowsRejected ?? null,
     errorCount: error?.errorCount ?? 0,
-    firstError: first === undefined ? null : first,
+    // Cut: a defect's message may quote the file's content.
+    firstError: first === undefined ? null : { ...first, message: first.message.slice(0, 200) },
     message: log.message,
   };
 }

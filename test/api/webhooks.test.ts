@@ -318,6 +318,17 @@ await forEachDatabase('app webhooks', (target) => {
       return d?.status === 'delivered' ? d : undefined;
     });
     assert.ok(deliveriesTo('/restart').length > tries);
+    // The list pages like the service's other lists.
+    type Page = { metadata: { count: number; nextPageToken: string | null }; data: DeliveryView[] };
+    const p1 = await call<Page>('GET', '/apps/me/webhook/deliveries?pageSize=1');
+    assert.equal(p1.json.metadata.count, 1);
+    assert.equal(p1.json.data[0]?.jobId, job.datasetJobId, 'newest first');
+    const token = p1.json.metadata.nextPageToken ?? '';
+    assert.notEqual(token, '');
+    const p2 = await call<Page>('GET', `/apps/me/webhook/deliveries?pageSize=1&pageToken=${token}`);
+    assert.equal(p2.json.metadata.count, 1);
+    assert.notEqual(p2.json.data[0]?.deliveryId, p1.json.data[0]?.deliveryId);
+    assert.equal((await call('GET', '/apps/me/webhook/deliveries?pageToken=bogus')).status, 400);
     const last = deliveriesTo('/restart').at(-1) as Received;
     assert.equal((JSON.parse(last.raw) as Body).job.datasetJobId, job.datasetJobId);
   });
