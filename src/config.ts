@@ -95,6 +95,10 @@ const ENV = {
   JOB_LEASE_MS: integer(30000, 1000, 3600000),
   WORKER_POLL_MS: integer(1000, 10, 600000),
   EXPORT_DOWNLOADS_MAX: integer(4, 1, 1000),
+  // App webhooks (src/worker/webhooks.ts).
+  WEBHOOK_URL_ALLOWLIST: text(''),
+  WEBHOOK_RETRY_BASE_MS: integer(10000, 1, 3600000),
+  WEBHOOK_TIMEOUT_MS: integer(10000, 100, 600000),
   // The object store (config/object-storage.ts checks how they combine).
   STORAGE: oneOf('local', STORAGE_KINDS),
   S3_BUCKET: text(''),
@@ -168,6 +172,8 @@ export interface Config {
   exportDownloadsMax: number;
   /** The request proxy's tuning; see `ProxyConfig`. */
   proxy: ProxyConfig;
+  /** App webhooks: where they may point and how they are retried. */
+  webhooks: WebhookConfig;
   /** Where uploads and exports live: files under DATA_DIR, or an S3-compatible bucket. */
   storage: StorageConfig;
 }
@@ -199,6 +205,16 @@ export interface ProxyConfig {
   workers: number;
   /** Keep-alive connections per worker to the upstream. */
   upstreamConnections: number;
+}
+
+/** Settings of app webhook deliveries. */
+export interface WebhookConfig {
+  /** Hosts and CIDRs a webhook may point at although they are internal (WEBHOOK_URL_ALLOWLIST). */
+  urlAllowlist: string[];
+  /** The first retry's wait; each next one doubles it, up to an hour. */
+  retryBaseMs: number;
+  /** How long an attempt may take (connect, send, response headers). */
+  timeoutMs: number;
 }
 
 /** A configuration mistake; `problems` holds one message per bad variable. */
@@ -240,6 +256,13 @@ export function loadConfig(
     const bad = allowlistEntryProblem(entry);
     if (bad !== null) problems.push(`LOAD_URL_ALLOWLIST: ${bad}`);
   }
+  const webhookUrlAllowlist = e.WEBHOOK_URL_ALLOWLIST.split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of webhookUrlAllowlist) {
+    const bad = allowlistEntryProblem(entry);
+    if (bad !== null) problems.push(`WEBHOOK_URL_ALLOWLIST: ${bad}`);
+  }
   const storage = readStorageConfig(e, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -275,6 +298,11 @@ export function loadConfig(
       idRefreshMs: e.PROXY_ID_REFRESH_MS,
       workers: e.PROXY_WORKERS,
       upstreamConnections: e.PROXY_UPSTREAM_CONNECTIONS,
+    },
+    webhooks: {
+      urlAllowlist: webhookUrlAllowlist,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
     },
     storage,
   };

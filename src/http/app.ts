@@ -16,6 +16,7 @@ import { datasetRoutes } from './routes/datasets.js';
 import { datasetTagRoutes } from './routes/dataset-tags.js';
 import { healthRoutes } from './routes/health.js';
 import { installationRoutes } from './routes/installations.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { jobRoutes } from './routes/jobs.js';
 import { loadingRoutes } from './routes/loading.js';
 import { recordRoutes } from './routes/records.js';
@@ -127,6 +128,7 @@ export async function buildApp(
         const s = scope as unknown as TypedApp;
         requireAppJwt(s, deps);
         installationRoutes(s, deps);
+        webhookRoutes(s, deps);
       });
       await v1.register(async (scope) => {
         const s = scope as unknown as TypedApp;

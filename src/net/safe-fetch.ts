@@ -124,19 +124,102 @@ function parseHttpUrl(value: string): URL {
 }
 
 /** IP literals never go through DNS lookup, so they are checked here. */
-function checkLiteralHost(u: URL, allow: Allowlist): void {
+function checkLiteralHost(u: URL, allow: Allowlist, allowName = 'LOAD_URL_ALLOWLIST'): void {
   const host = u.hostname.replace(/^\[|\]$/g, '');
   const byName = blockedHostName(host, allow);
   if (byName !== null) throw new FetchRefused(`${host} is refused (${byName})`);
   if (isIP(host) !== 0 && !hostAllowed(host, allow)) {
     const why = blockedReason(host, allow);
+    if (why !== null) throw new FetchRefused(`${host} is refused: ${why} address (not in ${allowName})`);
+  }
+}
+
+/** Checks a destination URL ahead of time (a webhook being set): http(s), and its host neither a
+ * refused name nor resolving to a refused address. Sending checks again (DNS may change). */
+export async function checkDestination(
+  url: string,
+  allowlist: readonly string[],
+  allowName: string,
+): Promise<URL> {
+  const allow = parseAllowlist(allowlist);
+  const u = parseHttpUrl(url);
+  checkLiteralHost(u, allow, allowName);
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0 || hostAllowed(host, allow)) return u;
+  let addresses: LookupAddress[];
+  try {
+    addresses = await dnsLookupAll(host);
+  } catch {
+    throw new FetchRefused(`${host} cannot be resolved`);
+  }
+  for (const a of addresses) {
+    const why = blockedReason(a.address, allow);
     if (why !== null)
-      throw new FetchRefused(`${host} is refused: ${why} address (not in LOAD_URL_ALLOWLIST)`);
+      throw new FetchRefused(`${host} resolves to ${a.address}, a ${why} address (not in ${allowName})`);
+  }
+  return u;
+}
+
+function dnsLookupAll(host: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true }, (err, addresses: LookupAddress[]) =>
+      err !== null ? reject(err) : resolve(addresses),
+    ),
+  );
+}
+
+export interface SafePostOptions {
+  allowlist: readonly string[];
+  /** The variable that holds the allowlist, named in refusals. */
+  allowName: string;
+  headers: Record<string, string>;
+  body: string;
+  /** The whole exchange (connect, send, response headers) must end within this. */
+  timeoutMs: number;
+}
+
+/** POSTs `body` to a checked destination without following redirects; resolves with the response
+ * status (its body is discarded), or throws FetchRefused (refused address, timeout, network). */
+export async function safePost(url: string, options: SafePostOptions): Promise<number> {
+  const allow = parseAllowlist(options.allowlist);
+  const refusal: { reason: string | null } = { reason: null };
+  const target = parseHttpUrl(url);
+  checkLiteralHost(target, allow, options.allowName);
+  const agent = new Agent({
+    connect: {
+      timeout: options.timeoutMs,
+      lookup: guardedLookup(allow, refusal, options.allowName),
+    },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  });
+  try {
+    const res = await request(target, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: options.headers,
+      body: options.body,
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+    await res.body.dump();
+    return res.statusCode;
+  } catch (err) {
+    if (refusal.reason !== null) throw new FetchRefused(refusal.reason);
+    if (err instanceof Error && (err.name === 'TimeoutError' || /timeout/i.test(err.name))) {
+      throw new FetchRefused(`no answer from ${shownUrl(target)} within ${options.timeoutMs} ms`);
+    }
+    throw new FetchRefused(`could not reach ${shownUrl(target)}: ${describe(err)}`);
+  } finally {
+    await agent.destroy();
   }
 }
 
 /** A DNS lookup that refuses names resolving to any blocked address. */
-function guardedLookup(allow: Allowlist, refusal: { reason: string | null }): LookupFunction {
+function guardedLookup(
+  allow: Allowlist,
+  refusal: { reason: string | null },
+  allowName = 'LOAD_URL_ALLOWLIST',
+): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { all: true, family: options.family ?? 0 }, (err, addresses: LookupAddress[]) => {
       if (err !== null) return callback(err, '', 0);
@@ -144,7 +227,7 @@ function guardedLookup(allow: Allowlist, refusal: { reason: string | null }): Lo
       for (const a of addresses) {
         const why = byName ? null : blockedReason(a.address, allow);
         if (why !== null) {
-          refusal.reason = `${hostname} resolves to ${a.address}, a ${why} address (not in LOAD_URL_ALLOWLIST)`;
+          refusal.reason = `${hostname} resolves to ${a.address}, a ${why} address (not in ${allowName})`;
           return callback(new Error(refusal.reason), '', 0);
         }
       }

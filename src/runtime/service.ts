@@ -76,7 +76,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const placement = adminPlacement(config);
   try {
     await migrateToLatest(database);
-    const services = createServices(config, database);
+    const services = createServices(config, database, logger);
     // The proxy starts first so /metrics can include its workers' figures.
     if (config.roles.includes('proxy')) {
       const address = `${config.host}:${config.proxyPort} (PROXY_PORT)`;

@@ -12,7 +12,7 @@ export interface WorkerLog {
 /** The services a worker uses, its configuration and its log. */
 export interface WorkerDeps extends Pick<
   Services,
-  'database' | 'objects' | 'records' | 'notifier' | 'signingSecret'
+  'database' | 'objects' | 'records' | 'notifier' | 'signingSecret' | 'metrics'
 > {
   config: Config;
   log: WorkerLog;

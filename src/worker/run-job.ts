@@ -56,8 +56,8 @@ export async function runJob(input: RunJobInput): Promise<void> {
   // Where a recordsLoad job's file comes from, without its secrets (never job.source_url).
   const source = job.source_shown !== null ? { source: job.source_shown } : {};
   try {
-    const done = await loadJob(deps, job, owner, controller.signal, progress);
-    log.info({ jobId: job.id, datasetId: job.dataset_id, ...source, ...done }, 'job completed');
+    // Its "job completed" line is the lifecycle's (runtime/job-signals.ts), written at the commit.
+    await loadJob(deps, job, owner, controller.signal, progress);
     await cleanupJob(deps, job);
   } catch (err) {
     const stopped: unknown = controller.signal.aborted ? controller.signal.reason : null;

@@ -1,6 +1,7 @@
 // The worker role: claims jobs with a lease, keeps the lease alive with a heartbeat while the job
 // runs, and ends each job Completed, Failed, or (at shutdown) released back to Queued. A job whose
-// worker died is claimed again once its lease lapses and re-run from scratch.
+// worker died is claimed again once its lease lapses and re-run from scratch. It also sends the
+// apps' webhook deliveries (webhooks.ts).
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DatasetJobRow } from '../storage/db/tables.js';
@@ -9,6 +10,7 @@ import type { WorkerDeps } from './deps.js';
 import { JobStopped } from './job-stopped.js';
 import { runJob } from './run-job.js';
 import { sweep } from './sweep.js';
+import { startWebhookDeliverer } from './webhooks.js';
 
 const SWEEP_EVERY_MS = 30_000;
 
@@ -63,11 +65,12 @@ export function startWorker(deps: WorkerDeps): Worker {
   };
 
   const looping = loop();
+  const webhooks = startWebhookDeliverer(deps, owner);
   return {
     owner,
     async close(graceMs = deps.config.shutdownGraceMs) {
       stop.abort();
-      await looping;
+      await Promise.all([looping, webhooks.close()]);
       const all = () => Promise.all([...running.values()].map((r) => r.promise));
       let timer: NodeJS.Timeout | undefined;
       const inTime = await Promise.race([

@@ -46,8 +46,9 @@ await forEachDatabase('job recovery', (target) => {
       database: h.service.database,
       objects: h.services.objects,
       records: h.services.records,
-      signingSecret: h.services.signingSecret,
       notifier: new JobNotifier(),
+      signingSecret: h.services.signingSecret,
+      metrics: h.services.metrics,
       log: silent,
     });
   const db = () => h.database.db;

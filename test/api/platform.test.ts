@@ -135,9 +135,11 @@ await onDatabase('sqlite', 'platform', (target) => {
     );
     const registered = t.app.routeTable
       .filter((r) => r.includes(' /api/v1/') && !r.endsWith('/openapi.json'))
-      // `::` is Fastify's escape of a literal colon (records:load), `:name` a path parameter.
+      // `::` is Fastify's escape of a literal colon (records:load), `:name` a path parameter (with
+      // its regex, if any, left out).
       .map((r) =>
         r
+          .replace(/(:[A-Za-z]+)\([^)]*\)/g, '$1')
           .replace(/::/g, '\0')
           .replace(/:([A-Za-z]+)/g, '{$1}')
           .replace(/\0/g, ':'),

@@ -1,4 +1,4 @@
-// `dx apps create|list` and `dx apps keys add|list|revoke`.
+// `dx apps create|list`, `dx apps keys add|list|revoke` and `dx apps webhook set|show|remove`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import {
@@ -11,6 +11,8 @@ import {
   revokeAppKey,
   type KeyAlgorithm,
 } from '../../domain/identity/apps.js';
+import { getWebhook, removeWebhook, setWebhook } from '../../domain/webhooks/webhooks.js';
+import { resolveSigningSecret } from '../../runtime/signing-secret.js';
 import { output, table, withDatabase, type OutputOptions } from '../context.js';
 
 const algOption = () => new Option('--alg <alg>', 'key algorithm').choices(KEY_ALGORITHMS).default('RS256');
@@ -140,5 +142,48 @@ export function registerAppCommands(program: Command): void {
     .action(async (appId: string, kid: string, opts: OutputOptions) => {
       await withDatabase(({ db }) => revokeAppKey(db, appId, kid));
       output(opts, { kid, revoked: true }, () => [`Key ${kid} revoked.`]);
+    });
+
+  const webhook = apps
+    .command('webhook')
+    .description("manage an app's webhook (job events, signed with a secret shown once)");
+  webhook
+    .command('set <appId> <url>')
+    .description('set (or replace) the webhook URL with a new secret, shown only now')
+    .option('--json', 'print JSON')
+    .action(async (appId: string, url: string, opts: OutputOptions) => {
+      const hook = await withDatabase(({ db }, config) =>
+        setWebhook(db, appId, url, {
+          signingSecret: resolveSigningSecret(config),
+          allowlist: config.webhooks.urlAllowlist,
+        }),
+      );
+      output(opts, hook, () => [
+        `Webhook set for ${appId}: ${hook.url}`,
+        `  events  ${hook.events.join(', ')}`,
+        `  secret  ${hook.secret}`,
+        '',
+        'The secret is shown only now; the app verifies X-DX-Signature-256 with it.',
+      ]);
+    });
+  webhook
+    .command('show <appId>')
+    .description("show the app's webhook URL and events (never its secret)")
+    .option('--json', 'print JSON')
+    .action(async (appId: string, opts: OutputOptions) => {
+      const hook = await withDatabase(({ db }) => getWebhook(db, appId));
+      output(opts, hook, () => [
+        `${hook.url}`,
+        `  events   ${hook.events.join(', ')}`,
+        `  updated  ${hook.dateUpdated}`,
+      ]);
+    });
+  webhook
+    .command('remove <appId>')
+    .description('remove the webhook and its deliveries')
+    .option('--json', 'print JSON')
+    .action(async (appId: string, opts: OutputOptions) => {
+      await withDatabase(({ db }) => removeWebhook(db, appId));
+      output(opts, { appId, removed: true }, () => [`Webhook of ${appId} removed.`]);
     });
 }

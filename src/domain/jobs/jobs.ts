@@ -23,6 +23,8 @@ import { JOB_MOVES, type JobMove, type Mover, type MoverOf, type MoveRule, type 
 import type { LinkSigning } from './rejected-rows-link.js';
 import { viewJobs, viewStatusEntry, withLiveProgress, type Job, type JobStatusEntry } from './view.js';
 import { progressOf } from './load/progress.js';
+import { emitJobEvent, EVENT_OF_MOVE, type JobEvent } from './lifecycle.js';
+import { enqueueJobEvent } from '../webhooks/outbox.js';
 
 export interface NewJob {
   /** Chosen by the caller when the id must be known first (it is part of the object key). */
@@ -30,6 +32,8 @@ export interface NewJob {
   datasetId: string;
   workspaceId: number;
   createdByUserId: number;
+  /** The installation whose access token asks for the job; its app gets the job's webhook events. */
+  installationId?: number;
   jobType: JobType;
   mode: LoadMode;
   /** Dry run and tolerated bad records; the defaults (a real load, none tolerated) when left out. */
@@ -50,7 +54,7 @@ export async function createJob(db: Kysely<Tables>, input: NewJob): Promise<Data
   const id = input.id ?? randomUUID();
   const options = input.options ?? DEFAULT_LOAD_OPTIONS;
   const now = nowTimestamp();
-  return db.transaction().execute(async (trx) => {
+  const job = await db.transaction().execute(async (trx) => {
     const row = await trx
       .insertInto('dataset_jobs')
       .values({
@@ -78,12 +82,17 @@ export async function createJob(db: Kysely<Tables>, input: NewJob): Promise<Data
         upload_total: null,
         upload_claim: null,
         upload_claim_expires_at: null,
+        installation_id: input.installationId ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
     await appendStatus(trx, id, input.status, { message: input.message }, null, now);
     return row;
   });
+  const created = { job, status: input.status, log: { message: input.message }, error: null };
+  emitJobEvent(db, { event: 'created', ...created });
+  if (input.status === 'Queued') emitJobEvent(db, { event: 'queued', ...created });
+  return job;
 }
 
 /** The job a move applies to: one named job, or (a claim) the oldest one the move admits. */
@@ -119,16 +128,32 @@ export async function transitionJob<M extends JobMove>(
   target: JobTarget,
   t: Transition<M>,
 ): Promise<DatasetJobRow | undefined> {
-  return db.transaction().execute((trx) => transitionJobIn(trx, target, t));
+  const moved = await db.transaction().execute((trx) => moveJob(trx, target, t));
+  if (moved === undefined) return undefined;
+  emitJobEvent(db, moved); // once committed
+  return moved.job;
 }
 
 /** transitionJob inside the caller's transaction (the records swap commits with the job). The
- * UPDATE is the first statement of a claim's transaction, so SQLite takes its write lock at once. */
+ * UPDATE is the first statement of a claim's transaction, so SQLite takes its write lock at once.
+ * The event is told at the move: the callers end their transaction with it. */
 export async function transitionJobIn<M extends JobMove>(
   trx: Db,
   target: JobTarget,
   t: Transition<M>,
 ): Promise<DatasetJobRow | undefined> {
+  const moved = await moveJob(trx, target, t);
+  if (moved === undefined) return undefined;
+  emitJobEvent(trx, moved);
+  return moved.job;
+}
+
+/** Makes the move and writes its status entry and, for a final state, its webhook delivery. */
+async function moveJob<M extends JobMove>(
+  trx: Db,
+  target: JobTarget,
+  t: Transition<M>,
+): Promise<JobEvent | undefined> {
   const rule: MoveRule = JOB_MOVES[t.move];
   const by: Mover = t.by;
   const now = Date.now();
@@ -168,7 +193,8 @@ export async function transitionJobIn<M extends JobMove>(
   if (job === undefined) return undefined;
   const log = typeof t.log === 'function' ? t.log(job) : t.log;
   await appendStatus(trx, job.id, rule.to, log, t.error ?? null, stamp);
-  return job;
+  await enqueueJobEvent(trx, job, rule.to, stamp);
+  return { event: EVENT_OF_MOVE[t.move], job, status: rule.to, log, error: t.error ?? null };
 }
 
 /** The states in which a job may still fetch its URL; the others clear it (source-url.ts). */

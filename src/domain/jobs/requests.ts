@@ -37,7 +37,7 @@ async function datasetFor(db: Kysely<Tables>, caller: DatasetCaller, datasetId: 
 /** Creates an uploadUrl job (Created, awaiting the file) and its URL, valid for one hour. */
 export async function requestUploadUrl(
   db: Kysely<Tables>,
-  caller: DatasetCaller & { ownerUserId: number },
+  caller: DatasetCaller & { ownerUserId: number; installationId?: number },
   input: {
     datasetId: string;
     mode: LoadMode;
@@ -56,6 +56,7 @@ export async function requestUploadUrl(
     datasetId: ds.id,
     workspaceId: ds.workspace_id,
     createdByUserId: caller.ownerUserId,
+    ...(caller.installationId !== undefined ? { installationId: caller.installationId } : {}),
     jobType: 'uploadUrl',
     mode: input.mode,
     options: input.options,
@@ -81,7 +82,7 @@ export async function requestUploadUrl(
 /** Creates a recordsLoad job (Queued) for a caller's http(s) URL. */
 export async function requestRecordsLoad(
   db: Kysely<Tables>,
-  caller: DatasetCaller & { ownerUserId: number },
+  caller: DatasetCaller & { ownerUserId: number; installationId?: number },
   input: { datasetId: string; mode: LoadMode; options: LoadOptions; url: string },
   /** The key sealing the URL on the job row (sourceUrlKey). */
   sourceUrlKey: Buffer,
@@ -104,6 +105,7 @@ export async function requestRecordsLoad(
     datasetId: ds.id,
     workspaceId: ds.workspace_id,
     createdByUserId: caller.ownerUserId,
+    ...(caller.installationId !== undefined ? { installationId: caller.installationId } : {}),
     jobType: 'recordsLoad',
     mode: input.mode,
     options: input.options,

@@ -10,23 +10,28 @@ import { checkReadiness, metricsText } from '../probes.js';
  */
 export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
   const hide = { hide: true };
+  // Probes and scrapes come every few seconds: their requests are not logged at info.
+  const quiet = { logLevel: 'warn' } as const;
   app.get(
     '/healthz',
-    { schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }) } } },
+    { ...quiet, schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }) } } },
     async () => ({
       status: 'ok',
     }),
   );
   app.get(
     '/readyz',
-    { schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }), ...problems(503) } } },
+    {
+      ...quiet,
+      schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }), ...problems(503) } },
+    },
     async () => {
       await checkReadiness(deps);
       return { status: 'ready' };
     },
   );
   if (deps.metricsOnAdminPort === true) return;
-  app.get('/metrics', { schema: hide }, async (_request, reply) => {
+  app.get('/metrics', { ...quiet, schema: hide }, async (_request, reply) => {
     return reply.type(deps.metrics.contentType).send(await metricsText(deps));
   });
 }

@@ -15,6 +15,7 @@ import { migration as m007 } from './migrations/007_load_options.js';
 import { migration as m008 } from './migrations/008_idempotency_keys.js';
 import { migration as m009 } from './migrations/009_export_links.js';
 import { migration as m010 } from './migrations/010_job_progress.js';
+import { migration as m011 } from './migrations/011_webhooks.js';
 import { migration as m012 } from './migrations/012_job_source_url.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
@@ -29,6 +30,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '008_idempotency_keys': m008,
   '009_export_links': m009,
   '010_job_progress': m010,
+  '011_webhooks': m011,
   '012_job_source_url': m012,
 };
 

@@ -174,6 +174,9 @@ export interface DatasetJobsTable {
   progress_rows: number | null;
   /** When the figures were last written (a timestamp like created_at); null: never. */
   progress_at: string | null;
+  /** The installation whose access token created the job (null: created before #13); its app gets
+   * the job's webhook events. */
+  installation_id: number | null;
 }
 
 /** One defect of a job's file, stored as the parse goes (all of them, not only the first 100). */
@@ -249,6 +252,53 @@ export interface IdempotencyKeysTable {
   response_body: string | null;
 }
 
+/** The events an app's webhook receives (#13). */
+export const WEBHOOK_EVENTS = ['dataset.job.completed', 'dataset.job.failed', 'dataset.job.expired'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** Where a delivery stands: still to be sent (or retried), received with a 2xx, or given up. */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** An app's one webhook endpoint. */
+export interface AppWebhooksTable {
+  app_id: string;
+  url: string;
+  /** The signing secret sealed with a key derived from SIGNING_SECRET (lib/secrets.ts, bound to its app). */
+  secret_sealed: string;
+  /** JSON: the WebhookEvent names it receives. */
+  events: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event to deliver to an app (the outbox); its instants (`*_at` numbers) are epoch milliseconds. */
+export interface WebhookDeliveriesTable {
+  /** The delivery id (a UUID): X-DX-Delivery and the body's deliveryId. */
+  id: string;
+  app_id: string;
+  installation_id: number;
+  workspace_id: number;
+  job_id: string;
+  event: WebhookEvent;
+  /** When the job made its final move (a timestamp like created_at). */
+  occurred_at: string;
+  created_at: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: number;
+  /** Retries stop after this instant (24 hours after the event, or after a redelivery request). */
+  give_up_at: number;
+  /** The worker sending it now, until lease_expires_at. */
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  /** Why the last attempt failed (timeout, refused address, HTTP status); null after a success. */
+  last_error: string | null;
+  delivered_at: string | null;
+}
+
 /** Every table of the metadata database. */
 export interface Tables {
   users: UsersTable;
@@ -267,6 +317,8 @@ export interface Tables {
   dataset_retired_tables: DatasetRetiredTablesTable;
   dataset_export_links: DatasetExportLinksTable;
   idempotency_keys: IdempotencyKeysTable;
+  app_webhooks: AppWebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -283,3 +335,5 @@ export type DatasetJobRow = Selectable<DatasetJobsTable>;
 export type DatasetJobLogRow = Selectable<DatasetJobLogsTable>;
 export type DatasetJobErrorRow = Selectable<DatasetJobErrorsTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+export type AppWebhookRow = Selectable<AppWebhooksTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

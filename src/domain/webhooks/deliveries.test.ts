@@ -1,0 +1,26 @@
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { backoffMs, MAX_BACKOFF_MS, signatureHeader } from './deliveries.js';
+
+void it('waits base, 2×base, 4×base … between attempts, at most an hour', () => {
+  assert.deepEqual(
+    [1, 2, 3, 4].map((n) => backoffMs(10_000, n)),
+    [10_000, 20_000, 40_000, 80_000],
+  );
+  assert.equal(backoffMs(10_000, 40), MAX_BACKOFF_MS);
+  // Some 29 attempts fit in the 24 hours with the default base.
+  let t = 0;
+  let n = 1;
+  while (t + backoffMs(10_000, n) <= 24 * 3600_000) t += backoffMs(10_000, n++);
+  assert.ok(n > 20 && n < 40, String(n));
+});
+
+void it('signs the raw body as sha256=<hex HMAC-SHA256>', () => {
+  const body = '{"event":"dataset.job.completed"}';
+  assert.equal(
+    signatureHeader('whsec_x', body),
+    `sha256=${createHmac('sha256', 'whsec_x').update(body).digest('hex')}`,
+  );
+  assert.match(signatureHeader('k', ''), /^sha256=[0-9a-f]{64}$/);
+});
