@@ -3,20 +3,42 @@ import { Type } from 'typebox';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problem } from '../../errors.js';
 import { problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
+import { HealthStatus } from '../schemas/platform.js';
+
+/** For probes and scrapers on the operator's network: no credential. */
+const OPEN = "No credential: meant for probes and scrapers on the operator's network.";
 
 /** Registers /healthz, /readyz and /metrics at the root (outside /api/v1). */
 export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
-  const hide = { hide: true };
   app.get(
     '/healthz',
-    { schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }) } } },
+    {
+      schema: {
+        summary: 'Liveness: the process answers',
+        description: OPEN,
+        operationId: 'getHealth',
+        tags: ['platform'],
+        security: [],
+        response: { 200: ref(HealthStatus) },
+      },
+    },
     async () => ({
       status: 'ok',
     }),
   );
   app.get(
     '/readyz',
-    { schema: { ...hide, response: { 200: Type.Object({ status: Type.String() }), ...problems(503) } } },
+    {
+      schema: {
+        summary: 'Readiness: the database answers',
+        description: OPEN,
+        operationId: 'getReadiness',
+        tags: ['platform'],
+        security: [],
+        response: { 200: ref(HealthStatus), ...problems(503) },
+      },
+    },
     async () => {
       try {
         await deps.database.ping();
@@ -26,8 +48,26 @@ export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
       return { status: 'ready' };
     },
   );
-  app.get('/metrics', { schema: hide }, async (_request, reply) => {
-    const extra = deps.extraMetrics !== undefined ? await deps.extraMetrics() : '';
-    return reply.type(deps.metrics.contentType).send((await deps.metrics.metrics()) + extra);
-  });
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics',
+        description: OPEN,
+        operationId: 'getMetrics',
+        tags: ['platform'],
+        security: [],
+        response: {
+          200: {
+            description: 'Prometheus text exposition format (version 0.0.4)',
+            content: { 'text/plain': { schema: Type.String() } },
+          },
+        },
+      },
+    },
+    async (_request, reply) => {
+      const extra = deps.extraMetrics !== undefined ? await deps.extraMetrics() : '';
+      return reply.type(deps.metrics.contentType).send((await deps.metrics.metrics()) + extra);
+    },
+  );
 }
