@@ -10,7 +10,7 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { TypedApp } from './deps.js';
-import { DOCUMENTED_AS } from './schemas/components.js';
+import { DOCUMENTED_AS, problems } from './schemas/components.js';
 
 const TAGS = [
   { name: 'auth', description: 'Access tokens and who a credential speaks for' },
@@ -141,6 +141,7 @@ export function openApiRoute(v1: TypedApp, document: () => unknown): void {
               },
             },
           },
+          ...problems(400),
         },
       },
     },

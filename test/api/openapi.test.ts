@@ -109,6 +109,7 @@ await onDatabase('sqlite', 'openapi', (target) => {
 
   test('every error is application/problem+json with the Problem schema', () => {
     for (const { where, op } of operations()) {
+      assert.ok('400' in op.responses, `${where}: every request can be malformed (400)`);
       for (const [status, response] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
         assert.deepEqual(

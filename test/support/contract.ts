@@ -43,7 +43,7 @@ class Contract {
 
   constructor(private readonly doc: OpenApi) {
     addFormats(this.ajv);
-    this.ajv.addSchema(doc as object, 'openapi.json');
+    this.ajv.addSchema(doc, 'openapi.json');
   }
 
   /** Why an answer breaks the document, or null. */

@@ -55,7 +55,7 @@ export function authRoutes(root: TypedApp, deps: ApiDeps): void {
           operationId: 'getMe',
           tags: ['auth'],
           security: [{ appJwt: [] }, { accessToken: [] }],
-          response: { 200: ref(Me), ...problems(401, 404) },
+          response: { 200: ref(Me), ...problems(400, 401, 404) },
         },
       },
       async (request) => {

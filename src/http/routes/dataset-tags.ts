@@ -20,7 +20,7 @@ export function datasetTagRoutes(app: TypedApp, deps: ApiDeps): void {
         operationId: 'listConnectedApps',
         tags: ['datasets'],
         security,
-        response: { 200: ref(ConnectedAppList), ...problems(401, 403) },
+        response: { 200: ref(ConnectedAppList), ...problems(400, 401, 403) },
       },
     },
     async (request) => {

@@ -55,7 +55,7 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
         operationId: 'listDatasets',
         tags: ['datasets'],
         security,
-        response: { 200: ref(DatasetList), ...problems(401, 403) },
+        response: { 200: ref(DatasetList), ...problems(400, 401, 403) },
       },
     },
     async (request) => {

@@ -20,7 +20,7 @@ export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
         operationId: 'getHealth',
         tags: ['platform'],
         security: [],
-        response: { 200: ref(HealthStatus) },
+        response: { 200: ref(HealthStatus), ...problems(400) },
       },
     },
     async () => ({
@@ -36,7 +36,7 @@ export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
         operationId: 'getReadiness',
         tags: ['platform'],
         security: [],
-        response: { 200: ref(HealthStatus), ...problems(503) },
+        response: { 200: ref(HealthStatus), ...problems(400, 503) },
       },
     },
     async () => {
@@ -62,6 +62,7 @@ export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
             description: 'Prometheus text exposition format (version 0.0.4)',
             content: { 'text/plain': { schema: Type.String() } },
           },
+          ...problems(400),
         },
       },
     },

@@ -20,7 +20,7 @@ export function installationRoutes(app: TypedApp, deps: ApiDeps): void {
         operationId: 'listInstallations',
         tags: ['installations'],
         security: [{ appJwt: [] }],
-        response: { 200: ref(InstallationList), ...problems(401) },
+        response: { 200: ref(InstallationList), ...problems(400, 401) },
       },
     },
     async (request) => {

@@ -48,7 +48,10 @@ const TITLE_OF_STATUS = Object.fromEntries(
   Object.values(ERROR_KINDS).map((k) => [k.status, k.title]),
 ) as Record<number, string>;
 
-/** Problem responses a route can answer, by status: `application/problem+json`, the Problem schema. */
+/**
+ * Problem responses a route can answer, by status: `application/problem+json`, the Problem schema.
+ * Every route can answer 400: a request without Host, or a path that is not valid percent-encoding.
+ */
 export function problems(...statuses: readonly ProblemStatus[]) {
   const response = (status: number) => ({
     description: TITLE_OF_STATUS[status] ?? 'Error',
