@@ -125,7 +125,10 @@ await onDatabase('sqlite', 'openapi', (target) => {
     for (const name of STABLE_COMPONENTS) assert.ok(name in doc.components.schemas, `component ${name}`);
     const text = JSON.stringify(doc.paths);
     const all = JSON.stringify(doc);
+    // The S3 webhook (and its answer) is registered only with STORAGE=s3; Redocly checks that document.
+    const webhookAbsent = !('/api/v1/storage/notifications' in doc.paths);
     for (const name of Object.keys(doc.components.schemas)) {
+      if (webhookAbsent && name === 'StorageNotificationResult') continue;
       assert.ok(all.includes(`"#/components/schemas/${name}"`), `${name} is never referenced`);
     }
     assert.ok(text.includes('"#/components/schemas/Dataset"'));

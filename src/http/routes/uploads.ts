@@ -98,7 +98,9 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
           return reply.code(200).send(answer.body);
         }
         if (answer.range !== null) void reply.header('range', answer.range);
-        return reply.code(308).send(null);
+        // No body, as Google Cloud Storage answers: send(null) would write a JSON `null`; undefined
+        // writes nothing (the route's type knows only the schema's null).
+        return reply.code(308).send(undefined as unknown as null);
       },
     );
   });
