@@ -10,6 +10,8 @@ import { startService, type RunningService, type StartOptions } from '../../src/
 import type { DatabaseTarget } from './databases.js';
 import { onboardApp, ownToken } from './onboarding.js';
 import { startS3, type TestS3 } from './s3-server.js';
+// Every answer the suites receive is held to the OpenAPI document (contract.ts).
+import './contract.js';
 
 /** A JSON body as tests read it. */
 export type Json = Record<string, unknown>;

@@ -7,7 +7,8 @@ import { getUser } from '../../domain/identity/users.js';
 import { asWorkspaceType, getWorkspace } from '../../domain/identity/workspaces.js';
 import { appJwtOf, callerAppOf, requireAnyCredential } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { problems } from '../schemas/common.js';
+import { JSON_BODY_PROBLEMS, problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
 import { ClientToken, ClientTokenBody, installationIdOf, Me } from '../schemas/identity.js';
 import { problem } from '../../errors.js';
 
@@ -25,10 +26,11 @@ export function authRoutes(root: TypedApp, deps: ApiDeps): void {
           description:
             "With the app's JWT: for any installation of the app. With an access token: a new token " +
             'for that same installation, never wider than the calling token (rights and expiry).',
+          operationId: 'createClientToken',
           tags: ['auth'],
           security: [{ appJwt: [] }, { accessToken: [] }],
-          body: ClientTokenBody,
-          response: { 200: ClientToken, ...problems(400, 401, 403) },
+          body: ref(ClientTokenBody),
+          response: { 200: ref(ClientToken), ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404) },
         },
       },
       async (request) => {
@@ -50,9 +52,10 @@ export function authRoutes(root: TypedApp, deps: ApiDeps): void {
       {
         schema: {
           summary: 'Who the credential speaks for',
+          operationId: 'getMe',
           tags: ['auth'],
           security: [{ appJwt: [] }, { accessToken: [] }],
-          response: { 200: Me, ...problems(401) },
+          response: { 200: ref(Me), ...problems(400, 401, 404) },
         },
       },
       async (request) => {

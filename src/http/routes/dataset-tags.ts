@@ -4,8 +4,9 @@ import { addTag, connectedApps, removeTag } from '../../domain/datasets/tags.js'
 import { appIdOf } from '../../domain/identity/app-id.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { Envelope, problems } from '../schemas/common.js';
-import { DatasetParams, DatasetTag, NewTagBody, TagApp, TagParams } from '../schemas/datasets.js';
+import { JSON_BODY_PROBLEMS, NoContent, problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
+import { ConnectedAppList, DatasetParams, DatasetTag, NewTagBody, TagParams } from '../schemas/datasets.js';
 
 const security = [{ accessToken: [] }];
 
@@ -16,9 +17,10 @@ export function datasetTagRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'The apps connected to the workspace, which datasets may be tagged with',
+        operationId: 'listConnectedApps',
         tags: ['datasets'],
         security,
-        response: { 200: Envelope(TagApp), ...problems(401, 403) },
+        response: { 200: ref(ConnectedAppList), ...problems(400, 401, 403) },
       },
     },
     async (request) => {
@@ -32,11 +34,12 @@ export function datasetTagRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Let another connected app see the dataset',
+        operationId: 'addDatasetTag',
         tags: ['datasets'],
         security,
         params: DatasetParams,
-        body: NewTagBody,
-        response: { 201: DatasetTag, ...problems(400, 401, 403, 404) },
+        body: ref(NewTagBody),
+        response: { 201: ref(DatasetTag), ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404) },
       },
     },
     async (request, reply) => {
@@ -53,10 +56,11 @@ export function datasetTagRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Remove a tag from the dataset',
+        operationId: 'removeDatasetTag',
         tags: ['datasets'],
         security,
         params: TagParams,
-        response: { 204: { type: 'null', description: 'Removed' }, ...problems(401, 403, 404) },
+        response: { 204: NoContent('Removed'), ...problems(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {

@@ -9,8 +9,15 @@ import {
 import { installationOf } from '../auth.js';
 import { IDEMPOTENCY_PROBLEMS, IdempotencyKeyHeaders, idempotentRoute } from '../idempotency.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { Envelope, problems } from '../schemas/common.js';
-import { Dataset, DatasetParams, NewDatasetBody, PatchDatasetBody } from '../schemas/datasets.js';
+import { JSON_BODY_PROBLEMS, NoContent, problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
+import {
+  Dataset,
+  DatasetList,
+  DatasetParams,
+  NewDatasetBody,
+  PatchDatasetBody,
+} from '../schemas/datasets.js';
 
 const security = [{ accessToken: [] }];
 
@@ -21,11 +28,15 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Define a dataset',
+        operationId: 'createDataset',
         tags: ['datasets'],
         security,
         headers: IdempotencyKeyHeaders,
-        body: NewDatasetBody,
-        response: { 201: Dataset, ...problems(401, 403, ...IDEMPOTENCY_PROBLEMS) },
+        body: ref(NewDatasetBody),
+        response: {
+          201: ref(Dataset),
+          ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404, ...IDEMPOTENCY_PROBLEMS),
+        },
       },
       ...idempotentRoute(deps),
     },
@@ -41,9 +52,10 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'List the datasets this installation may see',
+        operationId: 'listDatasets',
         tags: ['datasets'],
         security,
-        response: { 200: Envelope(Dataset), ...problems(401, 403) },
+        response: { 200: ref(DatasetList), ...problems(400, 401, 403) },
       },
     },
     async (request) => {
@@ -57,10 +69,11 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'One dataset',
+        operationId: 'getDataset',
         tags: ['datasets'],
         security,
         params: DatasetParams,
-        response: { 200: Dataset, ...problems(401, 403, 404) },
+        response: { 200: ref(Dataset), ...problems(400, 401, 403, 404) },
       },
     },
     async (request) => getDataset(deps.db, installationOf(request), request.params.id),
@@ -71,11 +84,12 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Rename or re-describe a dataset',
+        operationId: 'updateDataset',
         tags: ['datasets'],
         security,
         params: DatasetParams,
-        body: PatchDatasetBody,
-        response: { 200: Dataset, ...problems(400, 401, 403, 404) },
+        body: ref(PatchDatasetBody),
+        response: { 200: ref(Dataset), ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404) },
       },
     },
     async (request) => updateDataset(deps.db, installationOf(request), request.params.id, request.body),
@@ -86,10 +100,11 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Delete a dataset with its records',
+        operationId: 'deleteDataset',
         tags: ['datasets'],
         security,
         params: DatasetParams,
-        response: { 204: { type: 'null', description: 'Deleted' }, ...problems(401, 403, 404) },
+        response: { 204: NoContent('Deleted'), ...problems(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply) => {

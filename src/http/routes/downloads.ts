@@ -11,6 +11,7 @@ import { checkSignedUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
+import { SIGNED_URL_SECURITY } from '../schemas/components.js';
 import { SignedQuery } from '../schemas/jobs.js';
 import { DownloadParams } from '../schemas/records.js';
 
@@ -25,12 +26,22 @@ export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Download an export of records through a signed link',
+        description: `The link comes from POST /api/v1/datasets/{id}/records:retrieve. ${SIGNED_URL_SECURITY}`,
+        operationId: 'downloadRecords',
         tags: ['records'],
+        security: [],
         params: DownloadParams,
         querystring: SignedQuery,
         response: {
-          200: Type.Unknown({ description: 'The export file (CSV or NDJSON)' }),
-          ...problems(403, 404, 503),
+          200: {
+            description: 'The export file: CSV with a header line (.csv) or newline-delimited JSON (.ndjson)',
+            headers: { 'content-disposition': { type: 'string', description: 'attachment; filename=…' } },
+            content: {
+              'text/csv': { schema: Type.Unsafe<unknown>({ type: 'string' }) },
+              'application/x-ndjson': { schema: Type.Unsafe<unknown>({ type: 'string' }) },
+            },
+          },
+          ...problems(400, 403, 404, 503),
         },
       },
     },

@@ -1,8 +1,9 @@
 // GET/POST /apps/me/installations: the app's installations, with its own JWT.
 import { callerAppOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { Envelope, problems } from '../schemas/common.js';
-import { ConnectInstallationBody, Installation } from '../schemas/identity.js';
+import { JSON_BODY_PROBLEMS, problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
+import { ConnectInstallationBody, Installation, InstallationList } from '../schemas/identity.js';
 import {
   connectWithWorkspaceKey,
   getInstallation,
@@ -16,9 +17,10 @@ export function installationRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: "List the app's installations (its own workspace's included)",
+        operationId: 'listInstallations',
         tags: ['installations'],
         security: [{ appJwt: [] }],
-        response: { 200: Envelope(Installation), ...problems(401) },
+        response: { 200: ref(InstallationList), ...problems(400, 401) },
       },
     },
     async (request) => {
@@ -32,10 +34,15 @@ export function installationRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Connect the app to a workspace with its Workspace ID and Key (idempotent)',
+        operationId: 'connectInstallation',
         tags: ['installations'],
         security: [{ appJwt: [] }],
-        body: ConnectInstallationBody,
-        response: { 200: Installation, 201: Installation, ...problems(400, 401, 403) },
+        body: ref(ConnectInstallationBody),
+        response: {
+          200: ref(Installation, { description: 'Already connected: the installation' }),
+          201: ref(Installation, { description: 'Connected: the new installation' }),
+          ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404),
+        },
       },
     },
     async (request, reply) => {

@@ -3,9 +3,18 @@ import { currentJobStatus, getJob, jobLogs, listDatasetJobs } from '../../domain
 import { rowErrorsPage } from '../../domain/jobs/row-errors.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { Envelope, problems } from '../schemas/common.js';
+import { problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
 import { DatasetParams } from '../schemas/datasets.js';
-import { ErrorsPage, ErrorsQuery, Job, JobParams, JobStatusEntry } from '../schemas/jobs.js';
+import {
+  ErrorsPage,
+  ErrorsQuery,
+  Job,
+  JobList,
+  JobParams,
+  JobStatusEntry,
+  JobStatusList,
+} from '../schemas/jobs.js';
 
 const security = [{ accessToken: [] }];
 
@@ -18,10 +27,11 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'One load job with its current status',
+        operationId: 'getJob',
         tags: ['jobs'],
         security,
         params: JobParams,
-        response: { 200: Job, ...problems(401, 403, 404) },
+        response: { 200: ref(Job), ...problems(400, 401, 403, 404) },
       },
     },
     async (request) => getJob(deps.db, installationOf(request), request.params.jobId, signing()),
@@ -32,11 +42,12 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: "Every defect of the job's file, in line order, a page at a time",
+        operationId: 'listJobErrors',
         tags: ['jobs'],
         security,
         params: JobParams,
         querystring: ErrorsQuery,
-        response: { 200: ErrorsPage, ...problems(400, 401, 403, 404, 409) },
+        response: { 200: ref(ErrorsPage), ...problems(400, 401, 403, 404, 409) },
       },
     },
     async (request) => rowErrorsPage(deps.db, installationOf(request), request.params.jobId, request.query),
@@ -47,10 +58,11 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Every status entry of a job, oldest first',
+        operationId: 'listJobLogs',
         tags: ['jobs'],
         security,
         params: JobParams,
-        response: { 200: Envelope(JobStatusEntry), ...problems(401, 403, 404) },
+        response: { 200: ref(JobStatusList), ...problems(400, 401, 403, 404) },
       },
     },
     async (request) => {
@@ -64,10 +76,11 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'The current status entry of a job (while Running, with the live progress figures)',
+        operationId: 'getCurrentJobStatus',
         tags: ['jobs'],
         security,
         params: JobParams,
-        response: { 200: JobStatusEntry, ...problems(401, 403, 404) },
+        response: { 200: ref(JobStatusEntry), ...problems(400, 401, 403, 404) },
       },
     },
     async (request) => currentJobStatus(deps.db, installationOf(request), request.params.jobId),
@@ -78,10 +91,11 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'The load jobs of a dataset, newest first',
+        operationId: 'listDatasetJobs',
         tags: ['jobs'],
         security,
         params: DatasetParams,
-        response: { 200: Envelope(Job), ...problems(401, 403, 404) },
+        response: { 200: ref(JobList), ...problems(400, 401, 403, 404) },
       },
     },
     async (request) => {

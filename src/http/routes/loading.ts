@@ -5,7 +5,8 @@ import { sourceUrlKey } from '../../domain/jobs/source-url.js';
 import { installationOf } from '../auth.js';
 import { IDEMPOTENCY_PROBLEMS, IdempotencyKeyHeaders, idempotentRoute } from '../idempotency.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { problems } from '../schemas/common.js';
+import { JSON_BODY_PROBLEMS, problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
 import { DatasetParams } from '../schemas/datasets.js';
 import {
   RecordsLoadBody,
@@ -25,13 +26,17 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Get a signed URL to upload a file to; the load job starts once it is stored',
+        operationId: 'createUploadUrl',
         tags: ['loading'],
         security,
         params: DatasetParams,
         querystring: UploadUrlQuery,
         headers: IdempotencyKeyHeaders,
-        body: UploadUrlBody,
-        response: { 202: UploadJobResult, ...problems(401, 403, 404, ...IDEMPOTENCY_PROBLEMS) },
+        body: ref(UploadUrlBody),
+        response: {
+          202: ref(UploadJobResult),
+          ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404, ...IDEMPOTENCY_PROBLEMS),
+        },
       },
       ...idempotentRoute(deps),
     },
@@ -57,13 +62,17 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Load a CSV or JSON file from an http(s) URL (typically presigned)',
+        operationId: 'loadRecordsFromUrl',
         tags: ['loading'],
         security,
         params: DatasetParams,
         querystring: RecordsLoadQuery,
         headers: IdempotencyKeyHeaders,
-        body: RecordsLoadBody,
-        response: { 202: UploadJobResult, ...problems(401, 403, 404, ...IDEMPOTENCY_PROBLEMS) },
+        body: ref(RecordsLoadBody),
+        response: {
+          202: ref(UploadJobResult),
+          ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404, ...IDEMPOTENCY_PROBLEMS),
+        },
       },
       ...idempotentRoute(deps),
     },

@@ -8,9 +8,16 @@ import { nowSeconds } from '../../lib/time.js';
 import { installationOf } from '../auth.js';
 import { absentBodyIsEmptyObject } from '../body.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { problems } from '../schemas/common.js';
+import { JSON_BODY_PROBLEMS, problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
 import { DatasetParams } from '../schemas/datasets.js';
-import { RecordsPage, RecordsQuery, RetrieveBody, RetrieveResult } from '../schemas/records.js';
+import {
+  RECORD_FILTERS_DESCRIPTION,
+  RecordsPage,
+  RecordsQuery,
+  RetrieveBody,
+  RetrieveResult,
+} from '../schemas/records.js';
 
 const security = [{ accessToken: [] }];
 /** The path of a download link (served by downloads.ts on every storage backend). */
@@ -24,11 +31,15 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'A signed link (1 hour) to every record as it is now, as CSV or newline-delimited JSON',
+        description:
+          'The body may be left out (CSV). The link is served by GET /downloads/{datasetId}/{file}.',
+        operationId: 'retrieveRecords',
+        'x-body-optional': true,
         tags: ['records'],
         security,
         params: DatasetParams,
-        body: RetrieveBody,
-        response: { 200: RetrieveResult, ...problems(400, 401, 403, 404) },
+        body: ref(RetrieveBody),
+        response: { 200: ref(RetrieveResult), ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404) },
       },
       preValidation: absentBodyIsEmptyObject,
     },
@@ -47,11 +58,23 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'A page of records in primary-key order, optionally filtered by property values',
+        operationId: 'listRecords',
         tags: ['records'],
         security,
         params: DatasetParams,
         querystring: RecordsQuery,
-        response: { 200: RecordsPage, ...problems(400, 401, 403, 404, 409) },
+        // The filters are any other query parameters: a free-form object (style form, exploded).
+        'x-parameters': [
+          {
+            name: 'filters',
+            in: 'query',
+            style: 'form',
+            explode: true,
+            description: RECORD_FILTERS_DESCRIPTION,
+            schema: { type: 'object', additionalProperties: { type: 'string' } },
+          },
+        ],
+        response: { 200: ref(RecordsPage), ...problems(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply) => {

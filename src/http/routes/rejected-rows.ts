@@ -9,6 +9,7 @@ import { checkSignedUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
+import { SIGNED_URL_SECURITY } from '../schemas/components.js';
 import { JobParams, SignedQuery } from '../schemas/jobs.js';
 
 /** Registers the rejected-rows download at the root. */
@@ -18,12 +19,19 @@ export function rejectedRowsRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: "A job's rejected rows as CSV (line,property,message,originalText) through a signed link",
+        description: `The link is a job's rejectedRowsUrl. ${SIGNED_URL_SECURITY}`,
+        operationId: 'downloadRejectedRows',
         tags: ['jobs'],
+        security: [],
         params: JobParams,
         querystring: SignedQuery,
         response: {
-          200: Type.Unknown({ description: 'CSV, one line per defect, in line order' }),
-          ...problems(403, 404),
+          200: {
+            description: 'CSV, one line per defect, in line order',
+            headers: { 'content-disposition': { type: 'string', description: 'attachment; filename=…' } },
+            content: { 'text/csv': { schema: Type.Unsafe<unknown>({ type: 'string' }) } },
+          },
+          ...problems(400, 403, 404),
         },
       },
     },

@@ -6,16 +6,13 @@ import { awaitingUploadOfKey, checkUploadArrival, type ArrivalOutcome } from '..
 import { problem } from '../../errors.js';
 import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { problems } from '../schemas/common.js';
+import { JSON_BODY_PROBLEMS, problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
+import { NotificationReceived } from '../schemas/platform.js';
 import { objectKeysOfNotification } from './notification-shapes.js';
 
 /** Where stores send their notifications. */
 export const NOTIFICATIONS_PATH = '/api/v1/storage/notifications';
-
-const Received = Type.Object({
-  received: Type.Integer({ description: 'object keys of this bucket named by the notification' }),
-  queued: Type.Integer({ description: 'jobs queued because of it' }),
-});
 
 /** Registers the webhook when STORAGE=s3 and S3_NOTIFICATION_TOKEN is set; otherwise nothing. */
 export function storageNotificationRoutes(root: TypedApp, deps: ApiDeps): void {
@@ -40,10 +37,15 @@ export function storageNotificationRoutes(root: TypedApp, deps: ApiDeps): void {
         schema: {
           summary:
             'Bucket notifications (S3 event, EventBridge or Pub/Sub shape) announcing uploads; authenticated by S3_NOTIFICATION_TOKEN',
+          description:
+            'Registered only when STORAGE=s3 and S3_NOTIFICATION_TOKEN is set. The token goes in ' +
+            '`Authorization: Bearer`, as the password of Basic auth, or in `?token=` (Pub/Sub push).',
+          operationId: 'receiveStorageNotification',
           tags: ['storage'],
+          security: [{ notificationToken: [] }, { notificationBasic: [] }, { notificationTokenQuery: [] }],
           querystring: Type.Object({ token: Type.Optional(Type.String()) }),
-          body: Type.Object({}, { additionalProperties: true }),
-          response: { 200: Received, ...problems(400, 401) },
+          body: Type.Object({}, { additionalProperties: true, description: "The store's notification" }),
+          response: { 200: ref(NotificationReceived), ...problems(...JSON_BODY_PROBLEMS, 401) },
         },
       },
       async (request) => {

@@ -11,10 +11,16 @@ import { problem } from '../../errors.js';
 import { checkSignedUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { problems } from '../schemas/common.js';
+import { NoContent, problems } from '../schemas/common.js';
+import { ref, SIGNED_URL_SECURITY } from '../schemas/components.js';
+import { UploadReceived } from '../schemas/platform.js';
+import { UPLOAD_MEDIA_TYPE_NAMES } from '../../domain/jobs/upload-headers.js';
 import { SignedQuery, UploadParams } from '../schemas/jobs.js';
 
-const Received = Type.Object({ datasetId: Type.String(), jobId: Type.String(), bytes: Type.Integer() });
+/** The file as any accepted media type: bytes, read as the Content-Type (or the URL's contentType) says. */
+const fileBody = Type.Unsafe<unknown>({
+  description: 'The file, or in a resumable session a slice of it (as Content-Range says); may be gzipped',
+});
 
 /** Registers the upload receiver in its own scope (it alone takes raw bodies of any type). */
 export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
@@ -29,17 +35,35 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
         schema: {
           summary: 'Receive the file (or, in a resumable session, a slice) of a signed upload URL',
           description:
-            'Single-request URLs take the whole file. Resumable URLs take slices with ' +
+            `${SIGNED_URL_SECURITY} Single-request URLs take the whole file. Resumable URLs take slices with ` +
             '`Content-Range: bytes START-END/TOTAL` (308 with `Range` until the last, then 200), and ' +
             '`Content-Range: bytes */TOTAL` with no body asks where the session stands.',
+          operationId: 'uploadFile',
+          'x-body-optional': true,
           tags: ['loading'],
+          security: [],
           params: UploadParams,
           querystring: SignedQuery,
+          headers: Type.Object({
+            'content-range': Type.Optional(
+              Type.String({
+                description:
+                  'Resumable sessions: `bytes START-END/TOTAL` (TOTAL `*` while unknown) for a slice, `bytes */TOTAL` with no body to ask where the session stands',
+              }),
+            ),
+          }),
+          // The scope reads no body (the domain streams it): these schemas accept anything and only
+          // document the media types; the domain answers 415 for any other.
+          body: {
+            content: Object.fromEntries(UPLOAD_MEDIA_TYPE_NAMES.map((type) => [type, { schema: fileBody }])),
+          },
           response: {
-            200: Received,
+            200: ref(UploadReceived),
             308: {
-              type: 'null',
-              description: 'Resumable session: more bytes awaited; `Range` says which are persisted',
+              ...NoContent('Resumable session: more bytes awaited; `Range` says which are persisted'),
+              headers: {
+                range: { type: 'string', description: '`bytes=0-LAST`: the bytes persisted (absent: none)' },
+              },
             },
             ...problems(400, 403, 404, 409, 410, 413, 415),
           },
@@ -74,7 +98,9 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
           return reply.code(200).send(answer.body);
         }
         if (answer.range !== null) void reply.header('range', answer.range);
-        return reply.code(308).send(null);
+        // No body, as Google Cloud Storage answers: send(null) would write a JSON `null`; undefined
+        // writes nothing (the route's type knows only the schema's null).
+        return reply.code(308).send(undefined as unknown as null);
       },
     );
   });

@@ -1,7 +1,8 @@
 // PUT/GET/DELETE /apps/me/webhook and its deliveries, with the app's own JWT (#13).
 import { callerAppOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
-import { problems } from '../schemas/common.js';
+import { JSON_BODY_PROBLEMS, NoContent, problems } from '../schemas/common.js';
+import { ref } from '../schemas/components.js';
 import {
   DeliveriesPage,
   DeliveriesQuery,
@@ -24,10 +25,15 @@ export function webhookRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: "Set the app's webhook (a new signing secret, shown only in this answer)",
+        operationId: 'setWebhook',
         tags,
         security,
-        body: SetWebhookBody,
-        response: { 200: WebhookWithSecret, 201: WebhookWithSecret, ...problems(400, 401, 404) },
+        body: ref(SetWebhookBody),
+        response: {
+          200: ref(WebhookWithSecret, { description: 'Replaced (a new secret)' }),
+          201: ref(WebhookWithSecret, { description: 'Set' }),
+          ...problems(...JSON_BODY_PROBLEMS, 401, 404),
+        },
       },
     },
     async (request, reply) => {
@@ -49,9 +55,10 @@ export function webhookRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: "The app's webhook (its URL and events; never the secret)",
+        operationId: 'getWebhook',
         tags,
         security,
-        response: { 200: Webhook, ...problems(401, 404) },
+        response: { 200: ref(Webhook), ...problems(400, 401, 404) },
       },
     },
     async (request) => getWebhook(deps.db, callerAppOf(request).id),
@@ -62,9 +69,10 @@ export function webhookRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: "Remove the app's webhook and its deliveries",
+        operationId: 'deleteWebhook',
         tags,
         security,
-        response: { 204: { type: 'null', description: 'Removed' }, ...problems(401, 404) },
+        response: { 204: NoContent('Removed'), ...problems(400, 401, 404) },
       },
     },
     async (request, reply) => {
@@ -78,10 +86,11 @@ export function webhookRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: "The app's webhook deliveries, newest first, a page at a time",
+        operationId: 'listWebhookDeliveries',
         tags,
         security,
         querystring: DeliveriesQuery,
-        response: { 200: DeliveriesPage, ...problems(400, 401) },
+        response: { 200: ref(DeliveriesPage), ...problems(400, 401) },
       },
     },
     async (request) => listDeliveries(deps.db, callerAppOf(request).id, request.query),
@@ -93,10 +102,11 @@ export function webhookRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Send a delivery again (as soon as a worker can, with 24 more hours of retries)',
+        operationId: 'redeliverWebhookDelivery',
         tags,
         security,
         params: DeliveryParams,
-        response: { 202: Delivery, ...problems(401, 404) },
+        response: { 202: ref(Delivery), ...problems(400, 401, 404) },
       },
     },
     async (request, reply) => {

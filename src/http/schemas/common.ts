@@ -1,42 +1,38 @@
-// Shared TypeBox schemas: the list envelope, problem bodies, summaries.
+// Shared TypeBox schemas: the list envelope, summaries, app ids, timestamps.
 import { Type, type TSchema } from 'typebox';
+import { component, ref, type Component } from './components.js';
 
-/** The list envelope `{metadata: {count, …}, data}` of every listing (docs/api.md). */
-export const Envelope = <T extends TSchema>(item: T) =>
+export { problems, JSON_BODY_PROBLEMS, Problem } from './components.js';
+
+/** The list envelope `{metadata: {count}, data}` of every listing (docs/api.md), as component `name`. */
+export const Envelope = <T extends TSchema>(name: string, item: Component<T>) =>
+  component(
+    name,
+    Type.Object(
+      {
+        metadata: Type.Object({ count: Type.Integer({ description: 'The number of items in data' }) }),
+        data: Type.Array(ref(item)),
+      },
+      { description: `A list of ${item.$id}` },
+    ),
+  );
+
+export const UserSummary = component(
+  'UserSummary',
   Type.Object({
-    metadata: Type.Object({ count: Type.Integer() }),
-    data: Type.Array(item),
-  });
-
-/** RFC 9457 problem-details, as every error of the service is rendered. */
-export const Problem = Type.Object(
-  {
-    type: Type.String(),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    errors: Type.Record(Type.String(), Type.Array(Type.String())),
-    source: Type.String(),
-    traceId: Type.String(),
-  },
-  { description: 'application/problem+json (RFC 9457)' },
+    userId: Type.Integer(),
+    displayName: Type.String(),
+    email: Type.String(),
+  }),
 );
 
-export const UserSummary = Type.Object({
-  userId: Type.Integer(),
-  displayName: Type.String(),
-  email: Type.String(),
-});
-
-export const WorkspaceSummary = Type.Object({
-  workspaceId: Type.Integer(),
-  displayName: Type.String(),
-});
-
-/** Problem responses a route can answer, by status. */
-export function problems(...statuses: number[]): Record<number, typeof Problem> {
-  return Object.fromEntries(statuses.map((s) => [s, Problem]));
-}
+export const WorkspaceSummary = component(
+  'WorkspaceSummary',
+  Type.Object({
+    workspaceId: Type.Integer(),
+    displayName: Type.String(),
+  }),
+);
 
 /** An app id in an answer, under the interface's name and the one DXAPI clients read. */
 export const AppIdFields = {
@@ -45,9 +41,14 @@ export const AppIdFields = {
 };
 
 /** An app named in a request: platformAppId, or movementAppId as DXAPI clients send it. */
-export const AppIdRef = Type.Object({
+export const AppIdRefFields = {
   platformAppId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  movementAppId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-});
+  movementAppId: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'Alias of platformAppId (DXAPI clients)' }),
+  ),
+};
 
 export const Timestamp = Type.String({ description: 'ISO 8601, UTC, no zone suffix, microseconds' });
+
+/** An answer without a body (204, 308). */
+export const NoContent = (description: string) => ({ type: 'null', description }) as const;

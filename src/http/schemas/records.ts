@@ -1,38 +1,66 @@
 // Schemas of record retrieval and pages.
 import { Type } from 'typebox';
+import { component, ref } from './components.js';
+import { PageQueryFields } from './jobs.js';
 
-export const RetrieveBody = Type.Object(
-  {
-    contentType: Type.Optional(
-      Type.Unsafe<'csv' | 'json'>({ type: 'string', enum: ['csv', 'json'], default: 'csv' }),
-    ),
-  },
-  { description: 'May be left out: CSV' },
+export const RetrieveBody = component(
+  'RecordsRetrieveRequest',
+  Type.Object(
+    {
+      contentType: Type.Optional(
+        Type.Unsafe<'csv' | 'json'>({
+          type: 'string',
+          enum: ['csv', 'json'],
+          default: 'csv',
+          description: 'csv: text/csv; json: newline-delimited JSON (application/x-ndjson)',
+        }),
+      ),
+    },
+    { description: 'May be left out: CSV' },
+  ),
 );
 
-export const RetrieveResult = Type.Object({
-  url: Type.String({ description: 'Signed download link, valid for 1 hour' }),
-});
-
-export const RecordsQuery = Type.Object(
-  {
-    pageSize: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: '1 to 10000, default 100' })),
-    pageToken: Type.Optional(Type.String({ description: 'nextPageToken of the previous page' })),
-  },
-  {
-    additionalProperties: Type.String(),
-    description: 'Other parameters: <property>=<value> equality filters',
-  },
-);
-
-export const RecordsPage = Type.Object({
-  metadata: Type.Object({ count: Type.Integer(), nextPageToken: Type.Union([Type.String(), Type.Null()]) }),
-  data: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
-    description: 'Records; integer values are JSON numbers written digit for digit (64-bit exact)',
+export const RetrieveResult = component(
+  'DownloadLink',
+  Type.Object({
+    url: Type.String({ description: 'Signed download link, valid for 1 hour' }),
   }),
+);
+
+/** The record filters: any query parameter besides pageSize and pageToken (docs/api.md). */
+export const RECORD_FILTERS_DESCRIPTION =
+  'Equality filters: every other query parameter `<property>=<value>` keeps the records whose ' +
+  'property equals the value (given as text: `true`/`false` for booleans, digits for integers; ' +
+  'each may be given once; several must all hold). An unknown property or a value not of its type is a 400.';
+
+export const RecordsQuery = Type.Object(PageQueryFields, {
+  additionalProperties: Type.String(),
+  description: RECORD_FILTERS_DESCRIPTION,
 });
+
+export const Record = component(
+  'Record',
+  Type.Record(Type.String(), Type.Unknown(), {
+    description:
+      'A record: property → value; integer values are JSON numbers written digit for digit (64-bit exact)',
+  }),
+);
+
+export const RecordsPage = component(
+  'RecordPage',
+  Type.Object({
+    metadata: Type.Object({
+      count: Type.Integer(),
+      nextPageToken: Type.Union([Type.String(), Type.Null()], { description: 'null: the last page' }),
+    }),
+    data: Type.Array(ref(Record)),
+  }),
+);
 
 export const DownloadParams = Type.Object({
   datasetId: Type.String({ minLength: 1, maxLength: 64 }),
-  file: Type.String({ pattern: '^[0-9]{1,12}\\.(csv|ndjson)$' }),
+  file: Type.String({
+    pattern: '^[0-9]{1,12}\\.(csv|ndjson)$',
+    description: '<linkId>.csv or <linkId>.ndjson',
+  }),
 });

@@ -1,0 +1,224 @@
+// The OpenAPI document as a contract: its shape (operation ids, tags, security, problem answers,
+// named components), the contract check itself, and a standard generator's named types compiling.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ts from 'typescript';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { onDatabase } from '../support/databases.js';
+import { startFixture, type Fixture } from '../support/fixture.js';
+import { contractChecked } from '../support/contract.js';
+
+interface Operation {
+  operationId?: string;
+  tags?: string[];
+  security?: unknown[];
+  description?: string;
+  parameters?: { name: string; in: string; schema?: { type?: string } }[];
+  requestBody?: { required?: boolean; content: Record<string, unknown> };
+  responses: Record<string, { content?: Record<string, unknown> }>;
+}
+interface Document {
+  openapi: string;
+  servers: { url: string }[];
+  tags: { name: string; description?: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown> };
+}
+
+/** The component names clients generate types from: renaming one breaks them (docs/api.md). */
+const STABLE_COMPONENTS = [
+  'Problem',
+  'UserSummary',
+  'WorkspaceSummary',
+  'Installation',
+  'InstallationList',
+  'ConnectInstallationRequest',
+  'ClientTokenRequest',
+  'ClientToken',
+  'Me',
+  'Dataset',
+  'DatasetList',
+  'DatasetSchema',
+  'DatasetProperty',
+  'DatasetTag',
+  'NewDataset',
+  'NewDatasetSchema',
+  'NewDatasetProperty',
+  'DatasetUpdate',
+  'AppRef',
+  'ConnectedApp',
+  'ConnectedAppList',
+  'UploadUrlRequest',
+  'RecordsLoadRequest',
+  'LoadJobStarted',
+  'UploadReceived',
+  'Job',
+  'JobList',
+  'JobStatus',
+  'JobStatusList',
+  'JobLogData',
+  'JobErrorData',
+  'JobError',
+  'JobErrorPage',
+  'JobProgress',
+  'Record',
+  'RecordPage',
+  'RecordsRetrieveRequest',
+  'DownloadLink',
+  'SetWebhookRequest',
+  'Webhook',
+  'WebhookWithSecret',
+  'WebhookDelivery',
+  'WebhookDeliveryPage',
+  'HealthStatus',
+  'StorageNotificationResult',
+];
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+await onDatabase('sqlite', 'openapi', (target) => {
+  let t: Fixture;
+  let doc: Document;
+  before(async () => {
+    t = await startFixture(target);
+    const res = await t.app.inject('/api/v1/openapi.json');
+    assert.equal(res.statusCode, 200);
+    doc = res.json<Document>();
+  });
+  after(() => t.close());
+
+  const operations = () =>
+    Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([method]) => METHODS.includes(method))
+        .map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, op })),
+    );
+
+  test('every operation has a unique operationId, declared tags and security', () => {
+    const ids = new Set<string>();
+    const tags = new Set(doc.tags.filter((tag) => tag.description !== undefined).map((tag) => tag.name));
+    for (const { where, op } of operations()) {
+      assert.match(op.operationId ?? '', /^[a-z][A-Za-z]+$/, `${where}: operationId`);
+      assert.ok(!ids.has(op.operationId ?? ''), `${where}: operationId ${op.operationId} twice`);
+      ids.add(op.operationId ?? '');
+      assert.ok((op.tags ?? []).length > 0, `${where}: tags`);
+      for (const tag of op.tags ?? []) assert.ok(tags.has(tag), `${where}: tag ${tag} is not declared`);
+      assert.ok(Array.isArray(op.security), `${where}: security`);
+      if (op.security.length === 0) assert.ok((op.description ?? '').length > 0, `${where}: why no security`);
+    }
+    assert.ok(ids.size >= 28, [...ids].join(' '));
+  });
+
+  test('every error is application/problem+json with the Problem schema', () => {
+    for (const { where, op } of operations()) {
+      assert.ok('400' in op.responses, `${where}: every request can be malformed (400)`);
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        assert.deepEqual(
+          response.content,
+          { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+          `${where} ${status}`,
+        );
+      }
+    }
+  });
+
+  test('resources are named components, referenced with $ref; no component is left unused', () => {
+    for (const name of STABLE_COMPONENTS) assert.ok(name in doc.components.schemas, `component ${name}`);
+    const text = JSON.stringify(doc.paths);
+    const all = JSON.stringify(doc);
+    // The S3 webhook (and its answer) is registered only with STORAGE=s3; Redocly checks that document.
+    const webhookAbsent = !('/api/v1/storage/notifications' in doc.paths);
+    for (const name of Object.keys(doc.components.schemas)) {
+      if (webhookAbsent && name === 'StorageNotificationResult') continue;
+      assert.ok(all.includes(`"#/components/schemas/${name}"`), `${name} is never referenced`);
+    }
+    assert.ok(text.includes('"#/components/schemas/Dataset"'));
+    assert.equal(doc.servers[0]?.url, t.config.publicUrl);
+  });
+
+  test('uploads, downloads, query parameters and record filters are described', () => {
+    const upload = doc.paths['/uploads/{jobId}']?.put;
+    assert.ok(upload);
+    assert.deepEqual(Object.keys(upload.requestBody?.content ?? {}).sort(), [
+      'application/gzip',
+      'application/json',
+      'application/octet-stream',
+      'application/x-ndjson',
+      'text/csv',
+      'text/tab-separated-values',
+    ]);
+    assert.equal(upload.requestBody?.required, false);
+    const names = (op: Operation | undefined) => (op?.parameters ?? []).map((p) => `${p.in} ${p.name}`);
+    assert.deepEqual(
+      names(upload).filter((n) => n.startsWith('query')),
+      ['query expires', 'query signature'],
+    );
+    assert.deepEqual(Object.keys(upload.responses).slice(0, 2), ['200', '308']);
+    const download = doc.paths['/downloads/{datasetId}/{file}']?.get;
+    assert.deepEqual(Object.keys(download?.responses['200']?.content ?? {}), [
+      'text/csv',
+      'application/x-ndjson',
+    ]);
+    const records = doc.paths['/api/v1/datasets/{id}/records']?.get;
+    const typeOf = (op: Operation | undefined, name: string) =>
+      op?.parameters?.find((p) => p.name === name)?.schema?.type;
+    assert.equal(typeOf(records, 'pageSize'), 'integer');
+    assert.equal(typeOf(records, 'filters'), 'object');
+    const uploadUrl = doc.paths['/api/v1/datasets/{id}/uploadUrl']?.post;
+    assert.equal(typeOf(uploadUrl, 'maxBadRecords'), 'integer');
+    assert.equal(typeOf(uploadUrl, 'dryRun'), 'boolean');
+    assert.equal(doc.paths['/api/v1/datasets/{id}/records:retrieve']?.post?.requestBody?.required, false);
+    for (const path of ['/healthz', '/readyz', '/metrics']) assert.ok(doc.paths[path]?.get, path);
+  });
+
+  test('answers are held to the document as the suites run', async () => {
+    const before = contractChecked().checked;
+    await t.api('GET', '/datasets');
+    await t.app.inject('/metrics');
+    assert.equal(contractChecked().checked, before + 2);
+    assert.deepEqual(contractChecked().violations, []);
+  });
+
+  test('openapi-typescript generates named types that compile', async () => {
+    const generated = astToString(await openapiTS(doc as unknown as Parameters<typeof openapiTS>[0]));
+    const dir = mkdtempSync(join(tmpdir(), 'dx-openapi-types-'));
+    try {
+      writeFileSync(join(dir, 'schema.ts'), generated);
+      writeFileSync(
+        join(dir, 'use.ts'),
+        [
+          "import type { components, operations } from './schema.js';",
+          "type Schemas = components['schemas'];",
+          "const dataset: Schemas['Dataset'] = {} as Schemas['Dataset'];",
+          'const key: string[] = dataset.datasetSchema.primaryKey;',
+          "const job: Schemas['Job']['currentStatus']['datasetJobStatusName'] = 'Completed';",
+          "const problem: Schemas['Problem'] = { type: 't', title: 'T', status: 400, detail: 'd', errors: {}, source: 'api', traceId: 'x' };",
+          "type Created = operations['createDataset']['responses'][201]['content']['application/json'];",
+          'const created: Created = dataset;',
+          "type Page = operations['listRecords']['parameters']['query'];",
+          'const page: Page = { pageSize: 10 };',
+          'export { key, job, problem, created, page };',
+        ].join('\n'),
+      );
+      const program = ts.createProgram([join(dir, 'use.ts')], {
+        strict: true,
+        noEmit: true,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        target: ts.ScriptTarget.ES2022,
+        skipLibCheck: true,
+      });
+      const diagnostics = ts
+        .getPreEmitDiagnostics(program)
+        .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      assert.deepEqual(diagnostics, []);
+      assert.match(generated, /Dataset: \{/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
