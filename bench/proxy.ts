@@ -232,7 +232,7 @@ async function instructionSection(ctx: BenchContext): Promise<Section> {
     ctx.dist,
     ['ours', 'nginx', ...COMPARE.map(([label, dist]) => `${label}=${dist}`)],
     { requests: INSTRUCTION_REQUESTS, connections: 64, streamMb: mb },
-    ctx.log,
+    (m) => ctx.log(m),
   );
   const nginx = rows.find((r) => r.target === 'nginx');
   const k = (n: number) => `${Math.round(n / 1000)}k`;
