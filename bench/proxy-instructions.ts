@@ -115,7 +115,7 @@ async function countedProxy(
     [...valgrindArgs(dir), process.execPath, join(dist, 'bench/proxy-server.js')],
     {
       stdoutFile: join(dir, 'access.log'),
-      timeoutMs: 300_000,
+      timeoutMs: 1_200_000,
       env: {
         ROLES: 'proxy',
         HOST: '127.0.0.1',
