@@ -18,6 +18,7 @@ import {
   writeFileSync,
   chmodSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,7 +153,8 @@ async function load(
   headers: Record<string, string>,
   body?: string,
 ) {
-  const bin = fileURLToPath(new URL('../../node_modules/autocannon/autocannon.js', import.meta.url));
+  // Resolved like an import, so a copy of dist/ anywhere under the checkout finds it too.
+  const bin = createRequire(import.meta.url).resolve('autocannon');
   const args = [bin, '--json', '-c', String(connections), '-a', String(amount), '-t', '120'];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   if (body !== undefined) args.push('-m', 'POST', '-H', 'content-type=application/json', '-b', body);
