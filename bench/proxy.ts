@@ -9,9 +9,11 @@ import { holdClients } from './lib/hold.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { ensureNginx } from './lib/nginx.js';
 import type { BenchContext, BenchPart } from './lib/part.js';
+import { table, type Section } from './lib/report.js';
 import { cpuMs, sampleRss, sampleRssHalves, totalCpuMs } from './lib/procfs.js';
 import { stop } from './lib/spawn.js';
 import { median } from './lib/stats.js';
+import { canCountInstructions, countInstructions } from './proxy-instructions.js';
 import { proxyReport, type HoldRow, type Point, type StreamRow } from './proxy-report.js';
 import {
   directTarget,
@@ -28,6 +30,11 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,64').split(',').map(Num
 const STREAM_BYTES = Number(process.env.BENCH_STREAM_MB ?? 100) * 2 ** 20;
 /** Idle keep-alive clients held at once (0: skip that step). */
 const HOLD_CLIENTS = Number(process.env.BENCH_HOLD_CLIENTS ?? 1000);
+/**
+ * Requests counted under callgrind per server (0: skip that step; it needs valgrind and takes
+ * minutes, since the servers run 20–50× slower under it).
+ */
+const INSTRUCTION_REQUESTS = Number(process.env.BENCH_INSTRUCTIONS ?? 0);
 /** Whether to measure node:http + undici with none of our work, the floor of our stack. */
 const FLOOR = process.env.BENCH_FLOOR !== '0';
 /**
@@ -82,11 +89,13 @@ async function runProxyBench(ctx: BenchContext) {
     const points = await measurePoints(ctx, targets, upstreamPid);
     const streams = await measureStreams(ctx, targets);
     const holds = HOLD_CLIENTS > 0 ? await measureHolds(ctx, targets) : [];
-    return proxyReport(points, streams, holds, {
+    const sections = proxyReport(points, streams, holds, {
       connections: CONNECTIONS,
       streamBytes: STREAM_BYTES,
       holdClients: HOLD_CLIENTS,
     });
+    if (INSTRUCTION_REQUESTS > 0) sections.push(await instructionSection(ctx));
+    return sections;
   } finally {
     for (const t of targets) await t.stop();
     await stop(upstream.child);
@@ -208,4 +217,44 @@ async function measureHolds(ctx: BenchContext, targets: Target[]): Promise<HoldR
     rows.push(row);
   }
   return rows;
+}
+
+/**
+ * Instructions per request of our proxy and nginx (one process each), counted by callgrind: a
+ * figure that does not move with the machine's load, unlike requests/s and CPU time.
+ */
+async function instructionSection(ctx: BenchContext): Promise<Section> {
+  const title = 'Proxy: instructions per request (callgrind)';
+  if (!canCountInstructions() || !ensureNginx())
+    return { title, blocks: ['Not measured: valgrind (callgrind) or nginx is not installed.'] };
+  const mb = Math.max(1, Math.round(STREAM_BYTES / 2 ** 20 / 4));
+  const rows = await countInstructions(
+    ctx.dist,
+    ['ours', 'nginx', ...COMPARE.map(([label, dist]) => `${label}=${dist}`)],
+    { requests: INSTRUCTION_REQUESTS, connections: 64, streamMb: mb },
+    (m) => ctx.log(m),
+  );
+  const nginx = rows.find((r) => r.target === 'nginx');
+  const k = (n: number) => `${Math.round(n / 1000)}k`;
+  const vs = (n: number, ref: number | undefined) =>
+    ref === undefined ? k(n) : `${k(n)} (${(n / ref).toFixed(1)}×)`;
+  return {
+    title,
+    blocks: [
+      `Each server alone under valgrind's callgrind (our proxy with one worker, nginx with one process), ` +
+        `after a warm-up: ${INSTRUCTION_REQUESTS} GET and ${INSTRUCTION_REQUESTS} POST 1 KB requests at 64 ` +
+        `connections, then one ${mb} MB streamed answer. User-space instructions of all the process's ` +
+        'threads (JIT, garbage collection included), not the kernel’s: both make the same syscalls per ' +
+        'request. Unlike requests/s or CPU time, the count does not change with the load of the machine.',
+      table(
+        ['target', 'GET', 'POST 1 KB', 'per MB streamed'],
+        rows.map((r) => [
+          r.target,
+          vs(r.perGet, nginx?.perGet),
+          vs(r.perPost, nginx?.perPost),
+          vs(r.perStreamMb, nginx?.perStreamMb),
+        ]),
+      ),
+    ],
+  };
 }

@@ -11,6 +11,9 @@ void describe('withoutQueryValues', () => {
       '/v4/people?firstName&lastName&flag',
     );
     assert.equal(withoutQueryValues('/a?x=1&&y=2=3'), '/a?x&y');
+    assert.equal(withoutQueryValues('/a?=1&b&c=&&'), '/a?&b&c');
+    assert.equal(withoutQueryValues('/a?&&'), '/a?');
+    assert.equal(withoutQueryValues('/a?b&c&d=1'), '/a?b&c&d');
     assert.equal(withoutQueryValues('/api/v1/downloads/7?sig=abc&exp=123'), '/api/v1/downloads/7?sig&exp');
   });
 });

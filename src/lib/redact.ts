@@ -5,15 +5,24 @@
 export function withoutQueryValues(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
-  const query = url.slice(q + 1);
-  if (query === '') return url.slice(0, q);
-  const keys: string[] = [];
-  for (const part of query.split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    keys.push(eq < 0 ? part : part.slice(0, eq));
+  if (q === url.length - 1) return url.slice(0, q);
+  // One pass with slices (no split, array or join): it runs for every proxied request.
+  let out = url.slice(0, q + 1);
+  let first = true;
+  // The first '=' not behind the current part (-1: none left), searched again only once passed.
+  let eq = url.indexOf('=', q + 1);
+  for (let at = q + 1; at <= url.length;) {
+    let end = url.indexOf('&', at);
+    if (end < 0) end = url.length;
+    if (end > at) {
+      if (eq >= 0 && eq < at) eq = url.indexOf('=', at);
+      const key = url.slice(at, eq < 0 || eq > end ? end : eq);
+      out += first ? key : `&${key}`;
+      first = false;
+    }
+    at = end + 1;
   }
-  return `${url.slice(0, q)}?${keys.join('&')}`;
+  return out;
 }
 
 /** `postgres://u:secret@db/x` → `postgres://u:***@db/x`; anything that is not a URL comes back as given. */

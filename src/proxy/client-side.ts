@@ -11,8 +11,25 @@ export const PAUSED_FOR_HOLD = 2;
 /** The upstream socket is not taking more of the request body. */
 export const PAUSED_FOR_UPSTREAM = 4;
 
+/**
+ * What the previous request on a connection proved, so the next one sending the same values skips
+ * the work: a keep-alive client sends the same credentials on every request. Only values that
+ * passed are kept, each compared with `===` against what this same connection sent before (no
+ * other caller's secret is ever compared with it).
+ */
+export class ConnectionMemo {
+  /** The last Authorization value found well formed ('' when none). */
+  authorization = '';
+  /** The last proxy ID found active, its prefix, and the cache generation that said so. */
+  proxyId = '';
+  prefix = '';
+  generation = -1;
+}
+
 /** What an exchange needs from the client connection it answers on. */
 export interface ClientSide {
+  /** What earlier requests on this connection proved. */
+  readonly memo: ConnectionMemo;
   /** Writes to the client; false when its socket buffer is full (wait for `onClientDrain`). */
   write(data: string | Buffer): boolean;
   /** Writes several parts in one system call. */

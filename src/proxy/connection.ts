@@ -4,7 +4,12 @@
 // node:http does.
 import type { Socket } from 'node:net';
 import { adoptClientSocket } from './client-socket.js';
-import { PAUSED_FOR_PIPELINE, type ClientSide, type ConnectionExchange } from './client-side.js';
+import {
+  ConnectionMemo,
+  PAUSED_FOR_PIPELINE,
+  type ClientSide,
+  type ConnectionExchange,
+} from './client-side.js';
 import { scanRequestHeaders, type RequestHeaderScan } from './headers.js';
 import {
   createParser,
@@ -60,6 +65,7 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   bodyStartedAt = 0;
 
   readonly socket: Socket;
+  readonly memo = new ConnectionMemo();
 
   /** `accepted`: a connection the server accepted paused (`pauseOnConnect`). */
   constructor(

@@ -4,12 +4,13 @@
 // from the client, a full client socket pauses reading from the upstream.
 import type { ProblemError } from '../errors.js';
 import { withoutQueryValues } from '../lib/redact.js';
-import { ms, type AccessLog } from './access-log.js';
+import { ms, type AccessLog, type AccessLogEntry } from './access-log.js';
 import {
   PAUSED_FOR_HOLD,
   PAUSED_FOR_UPSTREAM,
   type ClientSide,
   type ConnectionExchange,
+  type ConnectionMemo,
 } from './client-side.js';
 import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
@@ -84,7 +85,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   private upstream: UpstreamConnection | null = null;
   private requestWritten = false;
   /** The whole request as written, kept for one retry on a fresh connection. */
-  private retryData: Buffer | null = null;
+  private retryData: string | Buffer | null = null;
   private retried = false;
   // Response side.
   private responded = false;
@@ -109,6 +110,11 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   ) {
     this.closeAfter = !keepAlive;
     this.headRequest = method === 'HEAD';
+  }
+
+  /** What earlier requests on the same client connection proved. */
+  get memo(): ConnectionMemo {
+    return this.conn.memo;
   }
 
   /** Marks the exchange as started (counted in flight; it will be logged). */
@@ -256,12 +262,16 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       : 'Connection: keep-alive\r\n\r\n';
     const hasBody = this.chunkedIn || scan.contentLength > 0;
     if (!hasBody || (this.requestEnded && !this.chunkedIn && this.pendingBytes <= SMALL_BODY)) {
-      // The whole request in one write (and kept for a retry if it is idempotent).
-      const data = Buffer.allocUnsafe(head.length + this.pendingBytes);
-      let at = data.write(head, 0, 'latin1');
-      for (const chunk of this.pending) at += chunk.copy(data, at);
-      this.pending = [];
-      this.pendingBytes = 0;
+      // The whole request in one write (and kept for a retry if it is idempotent); without a
+      // body the head goes as it is, with no buffer to allocate and fill.
+      let data: string | Buffer = head;
+      if (this.pendingBytes > 0) {
+        data = Buffer.allocUnsafe(head.length + this.pendingBytes);
+        let at = data.write(head, 0, 'latin1');
+        for (const chunk of this.pending) at += chunk.copy(data, at);
+        this.pending = [];
+        this.pendingBytes = 0;
+      }
       if (IDEMPOTENT.has(this.method)) this.retryData = data;
       this.sink = UPSTREAM;
       up.write(data);
@@ -473,7 +483,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       upstreamSeconds: this.upstreamMs < 0 ? NaN : this.upstreamMs / 1000,
       totalSeconds: totalMs / 1000,
     });
-    this.ctx.accessLog.write({
+    const entry: AccessLogEntry = {
       reqId: this.traceId,
       proxyId: this.proxyId,
       method: this.method,
@@ -483,8 +493,10 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       bytesOut: this.bytesOut,
       upstreamMs: this.upstreamMs < 0 ? null : ms(this.upstreamMs),
       totalMs: ms(totalMs),
-      ...(this.error !== undefined ? { error: this.error } : {}),
-    });
+    };
+    // Named only when there is one, without spreading a throwaway object per request.
+    if (this.error !== undefined) entry.error = this.error;
+    this.ctx.accessLog.write(entry);
     this.conn.exchangeDone(this);
   }
 }

@@ -21,6 +21,7 @@ export class ProxyIdCache {
   private inflight: Promise<void> | null = null;
   private lastMissRefresh = -Infinity;
   private loaded = false;
+  private loads = 0;
   private readonly missRefreshMs: number;
   private readonly now: () => number;
 
@@ -44,6 +45,11 @@ export class ProxyIdCache {
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /** Changes whenever the set is replaced: a lookup's answer holds while it stays the same. */
+  get generation(): number {
+    return this.loads;
   }
 
   /** Whether the set has been loaded at least once (readiness). */
@@ -92,6 +98,7 @@ export class ProxyIdCache {
       for (const row of rows) next.set(row.hash, row.prefix);
       // Swapped whole, so a request never sees a half-built set.
       this.byHash = next;
+      this.loads++;
       this.loaded = true;
     } catch (err) {
       this.options.onError?.(err);

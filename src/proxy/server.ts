@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { AccessLog } from './access-log.js';
 import { isWellFormedAuthorization } from './auth-check.js';
+import type { ConnectionMemo } from './client-side.js';
 import { ClientConnection, type ConnectionHost } from './connection.js';
 import { Exchange, type ForwardContext } from './forward.js';
 import type { RequestHeaderScan } from './headers.js';
@@ -148,26 +149,44 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
 
   function handle(ex: Exchange): void {
     ex.begin();
-    const { scan } = ex;
+    const { scan, memo } = ex;
     const unread = scan.hasBody && (scan.contentLength < 0 || scan.contentLength > DRAIN_LIMIT);
-    if (!isWellFormedAuthorization(scan.authorization ?? undefined)) {
-      return ex.reject(missingAuthorization(), unread);
+    const auth = scan.authorization;
+    // A keep-alive client repeats its credentials: what this connection proved before still holds.
+    if (auth !== memo.authorization || auth === '') {
+      if (!isWellFormedAuthorization(auth ?? undefined)) return ex.reject(missingAuthorization(), unread);
+      memo.authorization = auth as string;
     }
     const id = scan.proxyId;
     if (id === null || id === undefined) return ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
+    // The answer for the same ID holds until the set of active IDs is replaced.
+    if (id === memo.proxyId && memo.generation === cache.generation)
+      return admit(ex, scan, memo.prefix, unread);
     const prefix = cache.lookup(id);
-    if (prefix !== undefined) return admit(ex, scan, prefix, unread);
+    if (prefix !== undefined) {
+      remember(memo, id, prefix);
+      return admit(ex, scan, prefix, unread);
+    }
     // Not in memory: maybe created since the last reload; the cache bounds how often we ask.
     cache.lookupOrRefresh(id).then(
       (found) => {
         if (ex.done) return;
         if (found === undefined) ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
-        else admit(ex, scan, found, unread);
+        else {
+          remember(memo, id, found);
+          admit(ex, scan, found, unread);
+        }
       },
       () => {
         if (!ex.done) ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
       },
     );
+  }
+
+  function remember(memo: ConnectionMemo, id: string, prefix: string): void {
+    memo.proxyId = id;
+    memo.prefix = prefix;
+    memo.generation = cache.generation;
   }
 
   function admit(ex: Exchange, scan: RequestHeaderScan, prefix: string, unread: boolean) {

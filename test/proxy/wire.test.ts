@@ -132,6 +132,44 @@ void describe('proxy on the wire', () => {
   const head = (method: string, path: string, extra = '') =>
     `${method} ${path} HTTP/1.1\r\nHost: proxy\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n${extra}\r\n`;
 
+  void it('checks every request on a keep-alive connection, not only its first', async () => {
+    // The connection remembers what its last request proved; a change, or a reload of the active
+    // IDs, must be checked afresh.
+    const { id, info } = await s.store.create('revoked mid-connection');
+    await s.proxy.proxyIds.refresh();
+    const c = await RawClient.open(s.proxy.url);
+    const get = (auth: string, vid: string) =>
+      `GET /v4/echoes HTTP/1.1\r\nHost: proxy\r\nAuthorization: ${auth}\r\nX-PROXYVID: ${vid}\r\n\r\n`;
+    const malformed = `Basic ${Buffer.from('no-key-here').toString('base64')}`;
+    const steps: [string, string][] = [
+      [AUTH, id],
+      [malformed, id],
+      [AUTH, id],
+      [AUTH, s.id],
+      [AUTH, id],
+      [AUTH, 'pv_unknown0000000000000000000000'],
+    ];
+    for (const [n, [auth, vid]] of steps.entries()) {
+      c.send(get(auth, vid));
+      await c.waitFor(n + 1);
+    }
+    const lines = s.logLines.slice(-steps.length);
+    await s.store.revoke(info.prefix);
+    await s.proxy.proxyIds.refresh();
+    c.send(get(AUTH, id));
+    await c.waitFor(steps.length + 1);
+    assert.deepEqual(
+      c.responses.map((r) => r.status),
+      [200, 401, 200, 200, 200, 400, 400],
+    );
+    assert.equal(c.closed, false);
+    // Each request is logged under the ID it sent.
+    assert.equal(lines[2]?.proxyId, info.prefix);
+    assert.notEqual(lines[3]?.proxyId, info.prefix);
+    assert.equal(lines[4]?.proxyId, info.prefix);
+    c.close();
+  });
+
   void it('answers pipelined requests in order on one connection', async () => {
     const c = await RawClient.open(s.proxy.url, [false, true, false, false]);
     const body = '{"n":3}';
