@@ -122,7 +122,7 @@ await onDatabase('sqlite', 'dx upload', (target) => {
       env: { ...process.env, DX_ACCESS_TOKEN: 't' },
     }).catch((err: { code: number; stderr: string }) => err);
     assert.equal((res as { code: number }).code, 1);
-    assert.match((res as { stderr: string }).stderr, /cannot reach the service at http:\/\/127\.0\.0\.1:19499: nothing listens/);
+    assert.match((res as { stderr: string }).stderr, /cannot reach the service at http:\/\/127\.0\.0\.1:19499\/?: nothing listens/);
   });
 
   it('needs a token', async () => {
