@@ -40,5 +40,7 @@ export async function generateClientFiles(dir: string): Promise<void> {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   await generateClientFiles(process.argv[2] ?? CLIENT_DIR);
-  process.stdout.write(`wrote ${GENERATED.document} and ${GENERATED.types} under ${process.argv[2] ?? CLIENT_DIR}\n`);
+  process.stdout.write(
+    `wrote ${GENERATED.document} and ${GENERATED.types} under ${process.argv[2] ?? CLIENT_DIR}\n`,
+  );
 }

@@ -84,9 +84,14 @@ await onDatabase('sqlite', 'dx upload', (target) => {
       /^Dry run completed, nothing changed: 2 records would be loaded \(3 rows read, 0 duplicates collapsed, 1 records with defects left out\)\. Job /m,
     );
     assert.match(dry.stderr, /^ {2}line 3, id: /m);
-    const link = /^Rejected rows \(CSV with their original text, link valid 1 hour\): (\S+)$/m.exec(dry.stderr)?.[1];
+    const link = /^Rejected rows \(CSV with their original text, link valid 1 hour\): (\S+)$/m.exec(
+      dry.stderr,
+    )?.[1];
     assert.ok(link !== undefined, dry.stderr);
-    assert.match(await (await fetch(link)).text(), /^line,property,message,originalText\r\n3,id,.*,"x,Bob"\r\n$/);
+    assert.match(
+      await (await fetch(link)).text(),
+      /^line,property,message,originalText\r\n3,id,.*,"x,Bob"\r\n$/,
+    );
     assert.equal((await h.api<{ recordCount: number }>('GET', `/datasets/${id}`)).json.recordCount, 0);
 
     const tooMany = await dx('upload', id, file, '--max-bad-records', '0', '--resumable', '--json');
@@ -98,7 +103,10 @@ await onDatabase('sqlite', 'dx upload', (target) => {
 
     const loaded = await dx('upload', id, file, '--max-bad-records', '1', '--resumable');
     assert.equal(loaded.code, 0, loaded.stderr);
-    assert.match(loaded.stdout, /^Completed: 2 records loaded \(3 rows read, 0 duplicates collapsed, 1 records/m);
+    assert.match(
+      loaded.stdout,
+      /^Completed: 2 records loaded \(3 rows read, 0 duplicates collapsed, 1 records/m,
+    );
     assert.match(loaded.stderr, /^Rejected rows [^\n]*: http/m);
 
     for (const [flag, value] of [
@@ -122,7 +130,10 @@ await onDatabase('sqlite', 'dx upload', (target) => {
       env: { ...process.env, DX_ACCESS_TOKEN: 't' },
     }).catch((err: { code: number; stderr: string }) => err);
     assert.equal((res as { code: number }).code, 1);
-    assert.match((res as { stderr: string }).stderr, /cannot reach the service at http:\/\/127\.0\.0\.1:19499\/?: nothing listens/);
+    assert.match(
+      (res as { stderr: string }).stderr,
+      /cannot reach the service at http:\/\/127\.0\.0\.1:19499\/?: nothing listens/,
+    );
   });
 
   it('needs a token', async () => {

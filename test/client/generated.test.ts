@@ -16,7 +16,10 @@ void it('packages/client/openapi.json and src/generated/openapi.ts are current (
     for (const file of [GENERATED.document, GENERATED.types]) {
       const fresh = readFileSync(join(dir, file), 'utf8');
       const committed = readFileSync(join(CLIENT_DIR, file), 'utf8');
-      assert.ok(fresh === committed, `packages/client/${file} is out of date: run \`npm run client:generate\``);
+      assert.ok(
+        fresh === committed,
+        `packages/client/${file} is out of date: run \`npm run client:generate\``,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,13 @@ import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DxApp, DxProblemError, isDxProblem, type DxClient, type UploadProgress } from '@dataset-exchange/client';
+import {
+  DxApp,
+  DxProblemError,
+  isDxProblem,
+  type DxClient,
+  type UploadProgress,
+} from '@dataset-exchange/client';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { onboardApp, type TestPartner } from '../support/onboarding.js';
@@ -19,7 +25,9 @@ const SCHEMA = {
   primaryKey: ['id'],
 };
 const rows = (from: number, to: number) =>
-  Array.from({ length: to - from + 1 }, (_, i) => `${from + i},N${from + i},${(from + i) % 2 === 0}`).join('\n');
+  Array.from({ length: to - from + 1 }, (_, i) => `${from + i},N${from + i},${(from + i) % 2 === 0}`).join(
+    '\n',
+  );
 
 async function text(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new Response(stream).text();
@@ -47,7 +55,11 @@ await forEachDatabase('client package', (target) => {
     const me = await dx.me();
     assert.equal(me.platformAppId, partner.app.id);
 
-    const created = await dx.createDataset({ name: 'Voters', description: 'from the client', schema: SCHEMA });
+    const created = await dx.createDataset({
+      name: 'Voters',
+      description: 'from the client',
+      schema: SCHEMA,
+    });
     assert.equal(created.name, 'Voters');
     assert.deepEqual(created.datasetSchema.primaryKey, ['id']);
     assert.ok((await dx.listDatasets()).some((d) => d.datasetId === created.datasetId));
@@ -58,7 +70,11 @@ await forEachDatabase('client package', (target) => {
     const file = join(h.config.dataDir, 'voters.csv');
     writeFileSync(file, `id,name,active\n${rows(1, 25)}\n`);
     const progress: UploadProgress[] = [];
-    const upload = await dx.upload(created.datasetId, { path: file }, { onProgress: (p) => progress.push(p) });
+    const upload = await dx.upload(
+      created.datasetId,
+      { path: file },
+      { onProgress: (p) => progress.push(p) },
+    );
     assert.equal(upload.datasetId, created.datasetId);
     assert.ok(progress.length > 0);
     assert.deepEqual(progress.at(-1), { bytesSent: upload.bytes, bytesTotal: upload.bytes });
@@ -75,7 +91,8 @@ await forEachDatabase('client package', (target) => {
     assert.equal(polled.at(-1), 'Completed');
 
     const pages: number[] = [];
-    for await (const page of dx.recordPages(created.datasetId, { pageSize: 10 })) pages.push(page.data.length);
+    for await (const page of dx.recordPages(created.datasetId, { pageSize: 10 }))
+      pages.push(page.data.length);
     assert.deepEqual(pages, [10, 10, 5]);
     const ids: unknown[] = [];
     for await (const record of dx.records(created.datasetId, { pageSize: 7 })) ids.push(record.id);
@@ -179,7 +196,11 @@ await forEachDatabase('client package', (target) => {
     assert.equal(upsert.status, 'Completed');
     assert.equal(upsert.log.recordsReplaced, 1);
     assert.equal(upsert.log.recordsAdded, 1);
-    const append = await dx.load(dataset.datasetId, { data: 'id,name,active\n6,F,true\n' }, { mode: 'append' });
+    const append = await dx.load(
+      dataset.datasetId,
+      { data: 'id,name,active\n6,F,true\n' },
+      { mode: 'append' },
+    );
     assert.equal(append.status, 'Completed');
     assert.equal((await dx.getDataset(dataset.datasetId)).recordCount, 4);
 
@@ -210,7 +231,10 @@ await forEachDatabase('client package', (target) => {
       .createDataset({ name: 'Bad', schema: { properties: [{ name: '1x', type: 'string' }] } })
       .catch((e: unknown) => e);
     assert.ok(isDxProblem(invalid, 400));
-    assert.ok(invalid.errors !== undefined && Object.keys(invalid.errors).length > 0, JSON.stringify(invalid));
+    assert.ok(
+      invalid.errors !== undefined && Object.keys(invalid.errors).length > 0,
+      JSON.stringify(invalid),
+    );
 
     const dataset = await dx.createDataset({ name: 'Full', schema: SCHEMA });
     await dx.load(dataset.datasetId, { data: 'id,name,active\n1,A,true\n' });
@@ -236,7 +260,10 @@ await forEachDatabase('client package', (target) => {
   void it('manages dataset tags', async () => {
     const dataset = await dx.createDataset({ name: 'Tagged', schema: SCHEMA });
     const candidates = await dx.tagCandidates();
-    assert.ok(candidates.some((c) => c.platformAppId === partner.app.id), JSON.stringify(candidates));
+    assert.ok(
+      candidates.some((c) => c.platformAppId === partner.app.id),
+      JSON.stringify(candidates),
+    );
     const tagged = await dx.getDataset(dataset.datasetId);
     const own = tagged.datasetTags.find((t) => t.platformAppId === partner.app.id);
     assert.ok(own, JSON.stringify(tagged.datasetTags));

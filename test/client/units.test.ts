@@ -16,7 +16,9 @@ import {
 
 const START = Date.parse('2026-01-01T00:00:00Z');
 const rsaPem = () =>
-  generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
 /** The API's timestamps: UTC without a zone suffix, six fractional digits. */
 const apiTime = (ms: number) => new Date(ms).toISOString().replace('Z', '000');
 
@@ -36,11 +38,19 @@ describe('access tokens of an installation (fake clock)', () => {
         state.minted++;
         // A round trip takes a while: concurrent callers must still share this mint.
         await new Promise((r) => setTimeout(r, 5));
-        return json(200, { tokenType: 'Bearer', token: `tok-${state.minted}`, expiresAt: apiTime(clock.now + ttl) });
+        return json(200, {
+          tokenType: 'Bearer',
+          token: `tok-${state.minted}`,
+          expiresAt: apiTime(clock.now + ttl),
+        });
       }
       state.seen.push(auth);
       if (state.refused.has(auth))
-        return json(401, { type: 'about:blank', title: 'Unauthorized', status: 401 }, 'application/problem+json');
+        return json(
+          401,
+          { type: 'about:blank', title: 'Unauthorized', status: 401 },
+          'application/problem+json',
+        );
       return json(200, { platformAppId: 'app' });
     };
     return { state, fetch };
@@ -49,7 +59,13 @@ describe('access tokens of an installation (fake clock)', () => {
   it('mints once, reuses the token, and replaces it a minute before expiresAt', async () => {
     const clock = { now: START };
     const { state, fetch } = fakeService(clock);
-    const app = new DxApp({ baseUrl: 'http://svc', appId: 'app_1', privateKey: rsaPem(), fetch, now: () => clock.now });
+    const app = new DxApp({
+      baseUrl: 'http://svc',
+      appId: 'app_1',
+      privateKey: rsaPem(),
+      fetch,
+      now: () => clock.now,
+    });
     const dx = app.installation(4, 'wsk_x');
     await dx.me();
     assert.equal(state.minted, 1);
@@ -83,7 +99,13 @@ describe('access tokens of an installation (fake clock)', () => {
   it('replaces a token the service refuses (401) at once and retries the request', async () => {
     const clock = { now: START };
     const { state, fetch } = fakeService(clock);
-    const app = new DxApp({ baseUrl: 'http://svc/api/v1/', appId: 'app_1', privateKey: rsaPem(), fetch, now: () => clock.now });
+    const app = new DxApp({
+      baseUrl: 'http://svc/api/v1/',
+      appId: 'app_1',
+      privateKey: rsaPem(),
+      fetch,
+      now: () => clock.now,
+    });
     const dx = app.installation(4, 'wsk_x');
     await dx.me();
     state.refused.add('tok-1'); // revoked early
@@ -118,7 +140,14 @@ describe('access tokens of an installation (fake clock)', () => {
 describe('app JWTs', () => {
   it('signs RS256 for RSA keys and ES256 for EC keys, with kid and audience', async () => {
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-    const jwt = await signAppJwt({ appId: 'a', privateKey: ec, keyId: 'k1', audience: 'aud', issuedAt: 1000, ttlSeconds: 60 });
+    const jwt = await signAppJwt({
+      appId: 'a',
+      privateKey: ec,
+      keyId: 'k1',
+      audience: 'aud',
+      issuedAt: 1000,
+      ttlSeconds: 60,
+    });
     assert.deepEqual(decodeProtectedHeader(jwt), { alg: 'ES256', typ: 'JWT', kid: 'k1' });
     assert.deepEqual(decodeJwt(jwt), { iss: 'a', iat: 1000, exp: 1060, aud: 'aud' });
     await assert.rejects(signAppJwt({ appId: 'a', privateKey: ec, ttlSeconds: 3601 }), RangeError);
@@ -130,23 +159,60 @@ describe('problems', () => {
     const answers = [
       json(
         422,
-        { type: 'https://example/t', title: 'Unprocessable Content', status: 422, detail: 'key reused', errors: { a: ['b'] }, traceId: 'r1', source: 'api' },
+        {
+          type: 'https://example/t',
+          title: 'Unprocessable Content',
+          status: 422,
+          detail: 'key reused',
+          errors: { a: ['b'] },
+          traceId: 'r1',
+          source: 'api',
+        },
         'application/problem+json',
       ),
-      new Response('<html>bad gateway</html>', { status: 502, statusText: 'Bad Gateway', headers: { 'content-type': 'text/html' } }),
+      new Response('<html>bad gateway</html>', {
+        status: 502,
+        statusText: 'Bad Gateway',
+        headers: { 'content-type': 'text/html' },
+      }),
       new Response('slow down', { status: 429, headers: { 'retry-after': '3' } }),
     ];
-    const dx = new DxClient({ baseUrl: 'http://svc', accessToken: 't', fetch: async () => answers.shift() ?? json(500, {}) });
+    const dx = new DxClient({
+      baseUrl: 'http://svc',
+      accessToken: 't',
+      fetch: async () => answers.shift() ?? json(500, {}),
+    });
     const first = await dx.getDataset('d1').catch((e: unknown) => e);
     assert.ok(first instanceof DxProblemError);
     assert.deepEqual(
-      [first.status, first.type, first.title, first.detail, first.errors, first.traceId, first.source, first.request],
-      [422, 'https://example/t', 'Unprocessable Content', 'key reused', { a: ['b'] }, 'r1', 'api', 'GET /api/v1/datasets/d1'],
+      [
+        first.status,
+        first.type,
+        first.title,
+        first.detail,
+        first.errors,
+        first.traceId,
+        first.source,
+        first.request,
+      ],
+      [
+        422,
+        'https://example/t',
+        'Unprocessable Content',
+        'key reused',
+        { a: ['b'] },
+        'r1',
+        'api',
+        'GET /api/v1/datasets/d1',
+      ],
     );
     assert.equal(first.message, 'GET /api/v1/datasets/d1: 422 Unprocessable Content: key reused');
     const second = await dx.listDatasets().catch((e: unknown) => e);
     assert.ok(second instanceof DxProblemError);
-    assert.deepEqual([second.status, second.type, second.title, second.detail], [502, 'about:blank', 'Bad Gateway', '<html>bad gateway</html>']);
+    assert.deepEqual(
+      [second.status, second.type, second.title, second.detail],
+      [502, 'about:blank', 'Bad Gateway', '<html>bad gateway</html>'],
+    );
     const third = await dx.listDatasets().catch((e: unknown) => e);
     assert.ok(third instanceof DxProblemError);
     assert.equal(third.retryAfterSeconds, 3);
@@ -165,10 +231,13 @@ describe('resumable uploads', () => {
         return json(202, { datasetId: 'd', jobId: 'j', url: 'http://svc/uploads/j?expires=1&signature=s' });
       const range = String((init?.headers as Record<string, string>)['content-range']);
       const persisted = () =>
-        stored.length === 0 ? new Response(null, { status: 308 }) : new Response(null, { status: 308, headers: { range: `bytes=0-${stored.length - 1}` } });
+        stored.length === 0
+          ? new Response(null, { status: 308 })
+          : new Response(null, { status: 308, headers: { range: `bytes=0-${stored.length - 1}` } });
       const status = /^bytes \*\/(\d+|\*)$/.exec(range);
       if (status !== null) {
-        if (total !== null && stored.length === total) return json(200, { datasetId: 'd', jobId: 'j', bytes: total });
+        if (total !== null && stored.length === total)
+          return json(200, { datasetId: 'd', jobId: 'j', bytes: total });
         return persisted();
       }
       const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range);
@@ -177,7 +246,9 @@ describe('resumable uploads', () => {
       const n = ++puts;
       if (failures.has(n)) {
         stored.push(...body.subarray(0, Math.floor(body.length / 2))); // half got through
-        throw new TypeError('fetch failed', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) });
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }),
+        });
       }
       const start = Number(m[1]);
       if (start > stored.length) return persisted();
@@ -193,12 +264,23 @@ describe('resumable uploads', () => {
   }
 
   it('resumes from what the session persisted after failed slices', async () => {
-    const data = new TextEncoder().encode('id,name\n' + Array.from({ length: 50 }, (_, i) => `${i},n${i}`).join('\n'));
+    const data = new TextEncoder().encode(
+      'id,name\n' + Array.from({ length: 50 }, (_, i) => `${i},n${i}`).join('\n'),
+    );
     const session = fakeSession(new Set([2, 3]));
     const dx = new DxClient({ baseUrl: 'http://svc', accessToken: 't', fetch: session.fetch });
     const progress: UploadProgress[] = [];
-    const done = await dx.upload('d', { data }, { resumable: true, chunkSize: 64, onProgress: (p) => progress.push(p) });
-    assert.deepEqual(done, { datasetId: 'd', jobId: 'j', bytes: data.length, url: 'http://svc/uploads/j?expires=1&signature=s' });
+    const done = await dx.upload(
+      'd',
+      { data },
+      { resumable: true, chunkSize: 64, onProgress: (p) => progress.push(p) },
+    );
+    assert.deepEqual(done, {
+      datasetId: 'd',
+      jobId: 'j',
+      bytes: data.length,
+      url: 'http://svc/uploads/j?expires=1&signature=s',
+    });
     assert.deepEqual(Uint8Array.from(session.stored), data);
     assert.equal(progress.at(-1)?.bytesSent, data.length);
   });
@@ -210,7 +292,11 @@ describe('resumable uploads', () => {
     }
     const session = fakeSession(new Set([2]), true);
     const dx = new DxClient({ baseUrl: 'http://svc', accessToken: 't', fetch: session.fetch });
-    const done = await dx.upload('d', { stream: stream() }, { resumable: true, chunkSize: 50, format: 'json' });
+    const done = await dx.upload(
+      'd',
+      { stream: stream() },
+      { resumable: true, chunkSize: 50, format: 'json' },
+    );
     assert.equal(done.bytes, lines.join('').length);
     assert.equal(new TextDecoder().decode(Uint8Array.from(session.stored)), lines.join(''));
   });

@@ -28,7 +28,8 @@ export async function signAppJwt(options: AppJwtOptions): Promise<string> {
   const ttl = options.ttlSeconds ?? 300;
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_APP_JWT_TTL_SECONDS)
     throw new RangeError(`ttlSeconds must be an integer from 1 to ${MAX_APP_JWT_TTL_SECONDS} (got ${ttl})`);
-  const key = typeof options.privateKey === 'string' ? createPrivateKey(options.privateKey) : options.privateKey;
+  const key =
+    typeof options.privateKey === 'string' ? createPrivateKey(options.privateKey) : options.privateKey;
   const alg = key.asymmetricKeyType === 'ec' ? 'ES256' : 'RS256';
   const iat = options.issuedAt ?? Math.floor(Date.now() / 1000);
   let jwt = new SignJWT({})

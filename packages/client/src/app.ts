@@ -39,7 +39,10 @@ export class DxApp {
   private readonly http: Transport;
   private readonly now: () => number;
   private readonly tokens: TokenCache;
-  private readonly keys = new Map<string, { installationId: number; workspaceKey: string; permissions: string[] }>();
+  private readonly keys = new Map<
+    string,
+    { installationId: number; workspaceKey: string; permissions: string[] }
+  >();
   private jwtCache: { jwt: string; expiresAt: number } | null = null;
 
   constructor(private readonly options: DxAppOptions) {
@@ -95,7 +98,11 @@ export class DxApp {
   }
 
   /** Mints an access token for an installation (uncached: `installation()` caches). */
-  clientToken(installationId: number, workspaceKey: string, permissions: string[] = []): Promise<ClientToken> {
+  clientToken(
+    installationId: number,
+    workspaceKey: string,
+    permissions: string[] = [],
+  ): Promise<ClientToken> {
     return this.http.json('POST', '/auth/clientToken', {
       json: { tokenType: 'appInstallation', installationId, workspaceKey, permissions },
     });

@@ -112,7 +112,10 @@ export class DxClient {
   // ---- datasets ----
 
   createDataset(dataset: NewDataset, options: { idempotencyKey?: string } = {}): Promise<Dataset> {
-    return this.http.json('POST', '/datasets', { json: dataset, headers: idempotency(options.idempotencyKey) });
+    return this.http.json('POST', '/datasets', {
+      json: dataset,
+      headers: idempotency(options.idempotencyKey),
+    });
   }
 
   async listDatasets(): Promise<Dataset[]> {
@@ -258,7 +261,9 @@ export class DxClient {
 
   /** A signed link (1 hour) to every record as it is now: CSV (default) or NDJSON. */
   retrieveRecords(datasetId: string, format: 'csv' | 'json' = 'csv'): Promise<RetrieveResult> {
-    return this.http.json('POST', `/datasets/${enc(datasetId)}/records:retrieve`, { json: { contentType: format } });
+    return this.http.json('POST', `/datasets/${enc(datasetId)}/records:retrieve`, {
+      json: { contentType: format },
+    });
   }
 
   /** Every record as it is now, streamed: CSV with a header row, or NDJSON. */

@@ -62,7 +62,11 @@ export class Transport {
         res = await this.once(method, path, token, options);
       }
     }
-    if (!res.ok) throw await problemFromResponse(res, `${method} ${new URL(res.url || urlOf(this.base, path)).pathname}`);
+    if (!res.ok)
+      throw await problemFromResponse(
+        res,
+        `${method} ${new URL(res.url || urlOf(this.base, path)).pathname}`,
+      );
     return res;
   }
 

@@ -61,7 +61,7 @@ export async function problemFromResponse(res: Response, request: string): Promi
   if ((res.headers.get('content-type') ?? '').includes('json')) {
     try {
       const parsed: unknown = JSON.parse(text);
-      if (parsed !== null && typeof parsed === 'object') body = parsed as Partial<Problem>;
+      if (parsed !== null && typeof parsed === 'object') body = parsed;
     } catch {
       body = null;
     }
@@ -71,7 +71,8 @@ export async function problemFromResponse(res: Response, request: string): Promi
     title: typeof body?.title === 'string' ? body.title : res.statusText || `HTTP ${res.status}`,
     status: res.status,
   };
-  const detail = typeof body?.detail === 'string' ? body.detail : body === null ? text.slice(0, 500) : undefined;
+  const detail =
+    typeof body?.detail === 'string' ? body.detail : body === null ? text.slice(0, 500) : undefined;
   if (detail !== undefined && detail !== '') problem.detail = detail;
   if (body?.errors !== undefined && body.errors !== null && typeof body.errors === 'object')
     problem.errors = body.errors;

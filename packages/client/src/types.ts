@@ -5,7 +5,9 @@
 import type { paths } from './generated/openapi.js';
 
 /** The JSON body of a response `S` of operation `O`. */
-type JsonOf<O, S extends number> = O extends { responses: { [K in S]: { content: { 'application/json': infer B } } } }
+type JsonOf<O, S extends number> = O extends {
+  responses: { [K in S]: { content: { 'application/json': infer B } } };
+}
   ? B
   : never;
 /** The JSON request body of operation `O`. */

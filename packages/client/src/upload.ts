@@ -11,9 +11,7 @@ import type { UploadFormat } from './types.js';
 
 /** What to upload: a file by path, bytes or text in memory, or a stream (its size when known). */
 export type UploadSource =
-  | { path: string }
-  | { data: Uint8Array | string }
-  | { stream: AsyncIterable<Uint8Array>; size?: number };
+  { path: string } | { data: Uint8Array | string } | { stream: AsyncIterable<Uint8Array>; size?: number };
 
 /** How far an upload is: bytes the service has (or that went out), of how many (null: unknown). */
 export interface UploadProgress {
@@ -95,11 +93,14 @@ export async function putWhole(
   });
   const res = await fetch(url, {
     method: 'PUT',
-    headers: { 'content-type': options.mediaType, ...(total !== null ? { 'content-length': String(total) } : {}) },
+    headers: {
+      'content-type': options.mediaType,
+      ...(total !== null ? { 'content-length': String(total) } : {}),
+    },
     body,
     duplex: 'half',
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
-  } as RequestInit);
+  });
   if (res.status !== 200) throw await problemFromResponse(res, describeSigned('PUT', url));
   return (await res.json()) as UploadReceipt;
 }
@@ -206,7 +207,8 @@ export async function putResumable(
   const total = await sizeOf(source);
   if (total === 0) return putWhole(fetch, url, source, options); // no byte to slice
   const chunkSize = options.chunkSize ?? 8 * 1024 * 1024;
-  if (!Number.isInteger(chunkSize) || chunkSize < 1) throw new RangeError('chunkSize must be a positive integer');
+  if (!Number.isInteger(chunkSize) || chunkSize < 1)
+    throw new RangeError('chunkSize must be a positive integer');
   const retries = options.retries ?? 5;
   const what = describeSigned('PUT', url);
   const reader = await sliceReader(source, total);
@@ -221,7 +223,10 @@ export async function putResumable(
       try {
         res = await fetch(url, {
           method: 'PUT',
-          headers: { 'content-type': options.mediaType, 'content-range': `bytes ${offset}-${end}/${declaredTotal}` },
+          headers: {
+            'content-type': options.mediaType,
+            'content-range': `bytes ${offset}-${end}/${declaredTotal}`,
+          },
           body: bytes,
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
         });
@@ -241,7 +246,8 @@ export async function putResumable(
         const next = persistedOf(res);
         // A session that keeps answering without taking the bytes must not loop for ever.
         if (next > offset) failures = 0;
-        else if (++failures > retries) throw new Error(`${what}: the session took no bytes from ${offset} on`);
+        else if (++failures > retries)
+          throw new Error(`${what}: the session took no bytes from ${offset} on`);
         offset = next;
         options.onProgress?.({ bytesSent: offset, bytesTotal: total });
         continue;

@@ -65,7 +65,8 @@ export function registerUploadCommand(program: Command): void {
       const format = opts.format ?? formatOfName(file) ?? 'csv';
       if (!(FORMATS as readonly string[]).includes(format))
         throw new Error(`--format must be csv, tsv or json (got "${format}")`);
-      const maxBadRecords = opts.maxBadRecords === undefined ? undefined : parseMaxBadRecords(opts.maxBadRecords);
+      const maxBadRecords =
+        opts.maxBadRecords === undefined ? undefined : parseMaxBadRecords(opts.maxBadRecords);
       const timeoutSeconds = Number(opts.timeout);
       if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
         throw new Error(`--timeout must be a positive number of seconds (got "${opts.timeout}")`);
@@ -126,7 +127,9 @@ export function registerUploadCommand(program: Command): void {
 function parseMaxBadRecords(value: string): number {
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n > MAX_BAD_RECORDS_LIMIT)
-    throw new Error(`--max-bad-records must be an integer from 0 to ${MAX_BAD_RECORDS_LIMIT} (got "${value}")`);
+    throw new Error(
+      `--max-bad-records must be an integer from 0 to ${MAX_BAD_RECORDS_LIMIT} (got "${value}")`,
+    );
   return n;
 }
 
