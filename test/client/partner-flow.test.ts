@@ -39,7 +39,7 @@ await forEachDatabase('client package', (target) => {
   let app: DxApp;
   let dx: DxClient;
   before(async () => {
-    h = await startFixture(target, { LOAD_URL_ALLOWLIST: '127.0.0.1/32' });
+    h = await startFixture(target, { LOAD_URL_ALLOWLIST: '127.0.0.1/32', UPLOAD_MAX_BYTES: '200000' });
     partner = await onboardApp(h, 'Client partner', 'RS256');
     app = new DxApp({ baseUrl: h.baseUrl, appId: partner.app.id, privateKey: partner.privateKeyPem });
   });
@@ -251,6 +251,16 @@ await forEachDatabase('client package', (target) => {
     const wrongKey = await app.clientToken(partner.installationId, 'wsk_wrong').catch((e: unknown) => e);
     assert.ok(isDxProblem(wrongKey), String(wrongKey));
     assert.ok([401, 403].includes(wrongKey.status));
+
+    // Past UPLOAD_MAX_BYTES the service answers 413 at once and closes: still a typed problem.
+    const big = `id,name,active\n${rows(1, 20000)}\n`;
+    for (const resumable of [false, true]) {
+      const tooLarge = await dx
+        .upload(dataset.datasetId, { data: big }, { mode: 'replace', resumable })
+        .catch((e: unknown) => e);
+      assert.ok(isDxProblem(tooLarge, 413), `resumable=${resumable}: ${String(tooLarge)}`);
+      assert.match(tooLarge.request, /^PUT \/uploads\/[^?]+$/);
+    }
 
     await dx.deleteDataset(dataset.datasetId);
     const gone = await dx.getDataset(dataset.datasetId).catch((e: unknown) => e);

@@ -8,6 +8,7 @@ import {
   DxClient,
   DxProblemError,
   formatOfName,
+  isFinal,
   JobTimeoutError,
   parseApiTimestamp,
   type JobResult,
@@ -102,7 +103,7 @@ export function registerUploadCommand(program: Command): void {
           maxIntervalMs: 1000,
           onPoll: (job) => {
             const status = job.currentStatus.datasetJobStatusName;
-            const ended = ['Completed', 'Failed', 'Expired'].includes(status);
+            const ended = isFinal(job);
             const p = job.progress;
             if (p !== null) {
               const state = { rows: p.rowsRead, bytes: p.bytesRead, total: p.bytesTotal };
