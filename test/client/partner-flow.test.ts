@@ -153,6 +153,16 @@ await forEachDatabase('client package', (target) => {
     );
     assert.equal(fromStream.status, 'Completed', JSON.stringify(fromStream.job.currentStatus));
     assert.equal((await dx.getDataset(dataset.datasetId)).recordCount, 3);
+
+    // The same stream in one PUT: no Content-Length, the body chunked.
+    const chunked = await dx.load(
+      dataset.datasetId,
+      { stream: pieces() },
+      { format: 'json', mode: 'append' },
+    );
+    assert.equal(chunked.status, 'Failed'); // append: the keys are held already, each a row error
+    assert.equal(chunked.errorCount, 3);
+    assert.equal(chunked.errors[0]?.property, 'id');
   });
 
   void it('passes the load options and returns row errors and the rejected-rows link', async () => {

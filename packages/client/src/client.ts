@@ -168,6 +168,7 @@ export class DxClient {
     const format = options.format ?? ('path' in source ? formatOfName(source.path) : null) ?? 'csv';
     const started = await this.uploadUrl(datasetId, format, options);
     const put = {
+      job: started,
       mediaType: MEDIA_TYPES[format],
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
       ...signalOf(options),

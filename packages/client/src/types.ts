@@ -17,8 +17,8 @@ type Fits<K extends string, T extends string> = T extends `${infer Head}{}${infe
     : false;
 /** The document's path that fits `T`; a pattern no path fits fails to compile where it is used. */
 type PathOf<T extends string> = {
-  [K in keyof paths & string]: Fits<K, T> extends true ? K : never;
-}[keyof paths & string];
+  [K in Extract<keyof paths, string>]: Fits<K, T> extends true ? K : never;
+}[Extract<keyof paths, string>];
 type Route<T extends string> = [PathOf<T>] extends [never]
   ? `no path of the document fits ${T}` // indexing this string type is the compile error
   : paths[PathOf<T>];

@@ -27,6 +27,8 @@ export interface UploadReceipt {
 }
 
 export interface PutOptions {
+  /** The job the upload URL was made for. */
+  job: { datasetId: string; jobId: string };
   /** The PUT's Content-Type (it decides the parser). */
   mediaType: string;
   onProgress?: (progress: UploadProgress) => void;
@@ -102,7 +104,12 @@ export async function putWhole(
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
   if (res.status !== 200) throw await problemFromResponse(res, describeSigned('PUT', url));
-  return (await res.json()) as UploadReceipt;
+  // The service answers what it stored; an object store's presigned URL (S3_TRANSFERS=direct)
+  // answers 200 with no body, and the job learns of the file from the store.
+  const text = await res.text();
+  if ((res.headers.get('content-type') ?? '').includes('json') && text !== '')
+    return JSON.parse(text) as UploadReceipt;
+  return { datasetId: options.job.datasetId, jobId: options.job.jobId, bytes: sent };
 }
 
 /** The source's bytes in pieces as they are read. */

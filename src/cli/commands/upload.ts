@@ -139,7 +139,12 @@ function cliError(err: unknown, apiUrl: string): unknown {
   if (err instanceof DxProblemError)
     return new Error(`${err.request}: HTTP ${err.status}: ${err.detail ?? err.title}`, { cause: err });
   if (err instanceof JobTimeoutError) return new Error(err.message, { cause: err });
-  return serviceUnreachable(err, apiUrl) ?? err;
+  const unreachable = serviceUnreachable(err, apiUrl);
+  if (unreachable !== null) return unreachable;
+  // fetch's own refusals carry no system code (a port fetch never calls, such as 1 or 6000).
+  if (err instanceof TypeError && err.message === 'fetch failed' && err.cause instanceof Error)
+    return new Error(`cannot reach the service at ${apiUrl}: ${err.cause.message}`, { cause: err });
+  return err;
 }
 
 /** The outcome: a summary on stdout (unless --json), row errors and the rejected-rows link on stderr. */
