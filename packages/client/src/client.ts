@@ -179,7 +179,7 @@ export class DxClient {
             ...put,
             ...(options.chunkSize !== undefined ? { chunkSize: options.chunkSize } : {}),
           })
-        : await putWhole(this.http.fetch, started.url, source, put);
+        : await putWhole(started.url, source, put);
     return { ...receipt, url: started.url };
   }
 

@@ -4,6 +4,10 @@
 // slice; progress is reported as bytes go out.
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { extname } from 'node:path';
 import { describeSigned, sleep, type FetchLike } from './http.js';
 import { problemFromResponse } from './problem.js';
@@ -68,41 +72,29 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? new TextEncoder().encode(data) : data;
 }
 
-/** PUTs the whole source to a single-request upload URL. */
+/**
+ * PUTs the whole source to a single-request upload URL, streamed with backpressure: at most a few
+ * chunks are in memory whatever the file's size. Through node:http(s) rather than fetch: Node's
+ * fetch reads a request body as fast as the disk gives it, whatever the socket takes (measured: a
+ * 102 MiB file to a server taking 50 MB/s held 112 MiB of buffers; through node:http, flat).
+ */
 export async function putWhole(
-  fetch: FetchLike,
   url: string,
   source: UploadSource,
   options: PutOptions,
 ): Promise<UploadReceipt> {
   const total = await sizeOf(source);
   let sent = 0;
-  const chunks = chunksOf(source);
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await chunks.next();
-      if (next.done === true) {
-        controller.close();
-        return;
-      }
-      sent += next.value.length;
+  const counted = async function* () {
+    for await (const chunk of chunksOf(source)) {
+      sent += chunk.length;
       options.onProgress?.({ bytesSent: sent, bytesTotal: total });
-      controller.enqueue(next.value);
-    },
-    async cancel() {
-      await chunks.return?.(undefined);
-    },
-  });
-  const res = await fetch(url, {
-    method: 'PUT',
-    headers: {
-      'content-type': options.mediaType,
-      ...(total !== null ? { 'content-length': String(total) } : {}),
-    },
-    body,
-    duplex: 'half',
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
-  });
+      yield chunk;
+    }
+  };
+  const headers: Record<string, string> = { 'content-type': options.mediaType };
+  if (total !== null) headers['content-length'] = String(total);
+  const res = await streamedPut(url, headers, counted(), options.signal);
   if (res.status !== 200) throw await problemFromResponse(res, describeSigned('PUT', url));
   // The service answers what it stored; an object store's presigned URL (S3_TRANSFERS=direct)
   // answers 200 with no body, and the job learns of the file from the store.
@@ -110,6 +102,43 @@ export async function putWhole(
   if ((res.headers.get('content-type') ?? '').includes('json') && text !== '')
     return JSON.parse(text) as UploadReceipt;
   return { datasetId: options.job.datasetId, jobId: options.job.jobId, bytes: sent };
+}
+
+/** One PUT with a streamed body, answered as a fetch Response (its body is small: JSON or a problem). */
+async function streamedPut(
+  url: string,
+  headers: Record<string, string>,
+  body: AsyncIterable<Uint8Array>,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
+  const target = new URL(url);
+  const req = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
+    method: 'PUT',
+    headers,
+    ...(signal !== undefined ? { signal } : {}),
+  });
+  const answered = new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+  // A refusal (413, 403) may come before the body is sent, and the connection close under it:
+  // the answer counts, not the broken pipe.
+  const sending = pipeline(Readable.from(body), req).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  const res = await answered;
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  await sending;
+  const responseHeaders = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value])
+      responseHeaders.append(name, v);
+  }
+  const status = res.statusCode ?? 0;
+  const content = chunks.length === 0 || status === 204 || status === 304 ? null : Buffer.concat(chunks);
+  return new Response(content, { status, statusText: res.statusMessage ?? '', headers: responseHeaders });
 }
 
 /** The source's bytes in pieces as they are read. */
@@ -212,7 +241,7 @@ export async function putResumable(
   options: ResumableOptions,
 ): Promise<UploadReceipt> {
   const total = await sizeOf(source);
-  if (total === 0) return putWhole(fetch, url, source, options); // no byte to slice
+  if (total === 0) return putWhole(url, source, options); // no byte to slice
   const chunkSize = options.chunkSize ?? 8 * 1024 * 1024;
   if (!Number.isInteger(chunkSize) || chunkSize < 1)
     throw new RangeError('chunkSize must be a positive integer');
