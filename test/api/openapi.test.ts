@@ -64,7 +64,7 @@ const STABLE_COMPONENTS = [
   'JobError',
   'JobErrorPage',
   'JobProgress',
-  'Record',
+  'DatasetRecord',
   'RecordPage',
   'RecordsRetrieveRequest',
   'DownloadLink',

@@ -2,6 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -230,13 +231,28 @@ describe('dx for a newcomer', () => {
     const root = mkdtempSync(join(tmpdir(), 'dx-noservice-'));
     try {
       writeFileSync(join(root, 'f.csv'), 'id\n1\n');
+      // A port that was free a moment ago (fetch refuses to try the port 1 of earlier versions).
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as AddressInfo).port;
+      await new Promise((resolve) => server.close(resolve));
       await assert.rejects(
-        dxIn(root, { DX_ACCESS_TOKEN: 'dxt_x' }, 'upload', 'ds', 'f.csv', '--url', 'http://127.0.0.1:1'),
+        dxIn(
+          root,
+          { DX_ACCESS_TOKEN: 'dxt_x' },
+          'upload',
+          'ds',
+          'f.csv',
+          '--url',
+          `http://127.0.0.1:${port}`,
+        ),
         (err: { code: number; stderr: string }) => {
           assert.equal(err.code, 1);
           assert.match(
             err.stderr,
-            /^dx: cannot reach the service at http:\/\/127\.0\.0\.1:1\/: nothing listens there/,
+            new RegExp(
+              `^dx: cannot reach the service at http://127\\.0\\.0\\.1:${port}/: nothing listens there`,
+            ),
           );
           assert.match(err.stderr, /npm start.*DX_API_URL/);
           return true;

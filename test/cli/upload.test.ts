@@ -67,6 +67,76 @@ await onDatabase('sqlite', 'dx upload', (target) => {
     assert.equal(JSON.parse(replaced.stdout).currentStatus.datasetJobStatusName, 'Completed');
   });
 
+  it('takes --dry-run, --max-bad-records and --resumable; prints row errors and the rejected-rows link', async () => {
+    const id = await h.defineDataset(
+      [
+        { name: 'id', type: 'integer' },
+        { name: 'name', type: 'string' },
+      ],
+      ['id'],
+    );
+    const file = join(h.config.dataDir, 'some-bad.csv');
+    writeFileSync(file, 'id,name\n1,Ann\nx,Bob\n3,Cy\n');
+    const dry = await dx('upload', id, file, '--dry-run', '--max-bad-records', '1');
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(
+      dry.stdout,
+      /^Dry run completed, nothing changed: 2 records would be loaded \(3 rows read, 0 duplicates collapsed, 1 records with defects left out\)\. Job /m,
+    );
+    assert.match(dry.stderr, /^ {2}line 3, id: /m);
+    const link = /^Rejected rows \(CSV with their original text, link valid 1 hour\): (\S+)$/m.exec(
+      dry.stderr,
+    )?.[1];
+    assert.ok(link !== undefined, dry.stderr);
+    assert.match(
+      await (await fetch(link)).text(),
+      /^line,property,message,originalText\r\n3,id,.*,"x,Bob"\r\n$/,
+    );
+    assert.equal((await h.api<{ recordCount: number }>('GET', `/datasets/${id}`)).json.recordCount, 0);
+
+    const tooMany = await dx('upload', id, file, '--max-bad-records', '0', '--resumable', '--json');
+    assert.equal(tooMany.code, 1);
+    const job = JSON.parse(tooMany.stdout);
+    assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(job.uploadType, 'resumable');
+    assert.match(tooMany.stderr, /^Failed: .*\n {2}line 3, id: .*\nRejected rows [^\n]*: http/m);
+
+    const loaded = await dx('upload', id, file, '--max-bad-records', '1', '--resumable');
+    assert.equal(loaded.code, 0, loaded.stderr);
+    assert.match(
+      loaded.stdout,
+      /^Completed: 2 records loaded \(3 rows read, 0 duplicates collapsed, 1 records/m,
+    );
+    assert.match(loaded.stderr, /^Rejected rows [^\n]*: http/m);
+
+    for (const [flag, value] of [
+      ['--max-bad-records', '-1'],
+      ['--max-bad-records', '1.5'],
+      ['--max-bad-records', '1000000001'],
+      ['--mode', 'merge'],
+      ['--timeout', 'soon'],
+      ['--url', 'localhost:8080'],
+    ] as const) {
+      const refused = await dx('upload', id, file, flag, value);
+      assert.equal(refused.code, 1, `${flag} ${value}`);
+      assert.match(refused.stderr, new RegExp(`dx: ${flag} must be`), refused.stderr);
+    }
+  });
+
+  it('names a service fetch will not call (test/cli/cli.test.ts: one that is not running)', async () => {
+    const file = join(h.config.dataDir, 'x.csv');
+    writeFileSync(file, 'id\n1\n');
+    // Port 1 is on fetch's list of ports it never calls: the refusal has no system error code.
+    const res = await run(process.execPath, [BIN, 'upload', 'x', file, '--url', 'http://127.0.0.1:1'], {
+      env: { ...process.env, DX_ACCESS_TOKEN: 't' },
+    }).catch((err: { code: number; stderr: string }) => err);
+    assert.equal((res as { code: number }).code, 1);
+    assert.equal(
+      (res as { stderr: string }).stderr,
+      'dx: cannot reach the service at http://127.0.0.1:1: bad port\n',
+    );
+  });
+
   it('needs a token', async () => {
     const res = await run(process.execPath, [BIN, 'upload', 'x', 'y.csv'], {
       env: { ...process.env, DX_ACCESS_TOKEN: '' },

@@ -1,15 +1,24 @@
-// `dx upload`: an app developer's one-liner to load a file into a dataset over the API: asks for
-// an upload URL, PUTs the file, polls the job, prints the outcome; progress of the whole job (the
-// upload, then the records read) goes to stderr (progress.ts).
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { extname } from 'node:path';
-import { Transform, type TransformCallback } from 'node:stream';
+// `dx upload`: an app developer's one-liner to load a file into a dataset over the API, written
+// with the project's own client package (@dataset-exchange/client) as partners would write it:
+// an upload URL, the PUT of the file (or a resumable session's slices), then the job polled to
+// its end. Progress of the whole job (the upload, then the records read) goes to stderr
+// (progress.ts); the outcome, and the row errors and rejected-rows link when there are any.
 import type { Command } from 'commander';
+import {
+  DxClient,
+  DxProblemError,
+  formatOfName,
+  isFinal,
+  JobTimeoutError,
+  parseApiTimestamp,
+  type JobResult,
+  type LoadMode,
+  type UploadFormat,
+} from '@dataset-exchange/client';
 import { serviceUnreachable } from '../errors.js';
-import { request } from 'undici';
-import { parseApiTimestamp, ProgressDisplay } from '../progress.js';
+import { ProgressDisplay } from '../progress.js';
 import { LOAD_MODES } from '../../domain/jobs/status.js';
+import { MAX_BAD_RECORDS_LIMIT } from '../../domain/jobs/load-options.js';
 
 interface UploadOptions {
   mode: string;
@@ -18,26 +27,12 @@ interface UploadOptions {
   url?: string;
   json?: boolean;
   timeout: string;
+  dryRun?: boolean;
+  maxBadRecords?: string;
+  resumable?: boolean;
 }
 
-interface JobProgressBody {
-  bytesRead: number;
-  bytesTotal: number | null;
-  rowsRead: number;
-  updatedAt: string;
-}
-
-interface JobStatusBody {
-  datasetJobStatusName: string;
-  logData: { message: string; rowsRead?: number; rowsLoaded?: number; duplicatesCollapsed?: number } | null;
-  errorData: { errorCount: number; errors: { line: number; property?: string; message: string }[] } | null;
-}
-
-const MEDIA_TYPES: Record<string, string> = {
-  csv: 'text/csv',
-  tsv: 'text/tab-separated-values',
-  json: 'application/json',
-};
+const FORMATS: readonly UploadFormat[] = ['csv', 'tsv', 'json'];
 
 /** Registers `upload` on the program. */
 export function registerUploadCommand(program: Command): void {
@@ -51,146 +46,130 @@ export function registerUploadCommand(program: Command): void {
       'create (dataset must be empty), replace, append (new keys only) or upsert (new keys added, held keys replaced)',
       'create',
     )
+    .option('--dry-run', 'run the whole load and report what it would do, changing nothing')
+    .option(
+      '--max-bad-records <n>',
+      `records with defects the load may leave out and still complete (0 to ${MAX_BAD_RECORDS_LIMIT}; default 0)`,
+    )
+    .option('--resumable', 'upload in slices through a resumable session (resumes after a failed slice)')
     .option('--format <format>', 'csv, tsv or json (default: from the file name)')
     .option('--token <token>', 'access token (default: env DX_ACCESS_TOKEN)')
     .option('--url <url>', 'API base URL (default: env DX_API_URL, else http://localhost:8080)')
     .option('--timeout <seconds>', 'how long to wait for the job', '3600')
     .option('--json', 'print the final job as JSON')
     .action(async (datasetId: string, file: string, opts: UploadOptions) => {
+      // Every flag is checked before anything is sent.
       const token = opts.token ?? process.env.DX_ACCESS_TOKEN ?? '';
       if (token === '') throw new Error('an access token is needed: --token or env DX_ACCESS_TOKEN');
       if (!(LOAD_MODES as readonly string[]).includes(opts.mode))
         throw new Error(`--mode must be one of ${LOAD_MODES.join(', ')}`);
-      const format = opts.format ?? formatFromName(file);
-      const mediaType = MEDIA_TYPES[format];
-      if (mediaType === undefined) throw new Error(`--format must be csv, tsv or json (got "${format}")`);
-      const base = apiBase(opts.url ?? process.env.DX_API_URL ?? 'http://localhost:8080');
-      const size = (await stat(file)).size;
+      const format = opts.format ?? formatOfName(file) ?? 'csv';
+      if (!(FORMATS as readonly string[]).includes(format))
+        throw new Error(`--format must be csv, tsv or json (got "${format}")`);
+      const maxBadRecords =
+        opts.maxBadRecords === undefined ? undefined : parseMaxBadRecords(opts.maxBadRecords);
+      const timeoutSeconds = Number(opts.timeout);
+      if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
+        throw new Error(`--timeout must be a positive number of seconds (got "${opts.timeout}")`);
+      const apiUrl = opts.url ?? process.env.DX_API_URL ?? 'http://localhost:8080';
+      if (!/^https?:\/\/[^/]/i.test(apiUrl) || !URL.canParse(apiUrl))
+        throw new Error(`--url must be an http(s) URL such as http://localhost:8080 (got "${apiUrl}")`);
+      const dx = new DxClient({ baseUrl: apiUrl, accessToken: token, userAgent: 'dx-cli' });
 
-      const started = await call<{ url: string; jobId: string }>(
-        'POST',
-        `${base}/datasets/${encodeURIComponent(datasetId)}/uploadUrl?mode=${opts.mode}`,
-        token,
-        { contentType: format },
-      );
       const display = new ProgressDisplay(process.stderr);
-      const put = await request(started.url, {
-        method: 'PUT',
-        headers: { 'content-type': mediaType, 'content-length': String(size) },
-        body: createReadStream(file).pipe(new UploadCounter(size, display)),
-      });
-      const putText = await put.body.text();
-      if (put.statusCode !== 200) {
-        display.end();
-        throw new Error(`upload refused (HTTP ${put.statusCode}): ${detailOf(putText)}`);
-      }
-
-      const until = Date.now() + Number(opts.timeout) * 1000;
-      let status: JobStatusBody;
-      // Quick polls at first (a small file is done in a moment), then about the pace at which the
-      // service refreshes a running job's figures (every second).
-      for (let delay = 200; ; delay = Math.min(1000, delay * 1.5)) {
-        const job = await call<{ currentStatus: JobStatusBody; progress?: JobProgressBody | null }>(
-          'GET',
-          `${base}/datasets/jobs/${started.jobId}`,
-          token,
+      let result: JobResult;
+      try {
+        const upload = await dx.upload(
+          datasetId,
+          { path: file },
+          {
+            format: format as UploadFormat,
+            mode: opts.mode as LoadMode,
+            ...(opts.dryRun === true ? { dryRun: true } : {}),
+            ...(maxBadRecords !== undefined ? { maxBadRecords } : {}),
+            ...(opts.resumable === true ? { resumable: true } : {}),
+            onProgress: ({ bytesSent, bytesTotal }) => {
+              const total = bytesTotal ?? bytesSent;
+              const state = { phase: 'upload', bytes: bytesSent, total, at: Date.now() } as const;
+              display.show(state, bytesSent === total); // the last figures always show
+            },
+          },
         );
-        status = job.currentStatus;
-        const ended = ['Completed', 'Failed', 'Expired'].includes(status.datasetJobStatusName);
-        const p = job.progress ?? null;
-        if (p !== null) {
-          const state = { rows: p.rowsRead, bytes: p.bytesRead, total: p.bytesTotal };
-          display.show({ phase: 'load', ...state, at: parseApiTimestamp(p.updatedAt) }, ended);
-        } else if (!ended) {
-          display.show({ phase: 'waiting', status: status.datasetJobStatusName, at: Date.now() });
-        }
-        if (ended) {
-          display.end();
-          if (opts.json === true) process.stdout.write(`${JSON.stringify(job, null, 2)}\n`);
-          break;
-        }
-        if (Date.now() > until) {
-          display.end();
-          throw new Error(`job ${started.jobId} is still ${status.datasetJobStatusName}`);
-        }
-        await new Promise((r) => setTimeout(r, delay));
+        result = await dx.waitForJob(upload.jobId, {
+          timeoutMs: timeoutSeconds * 1000,
+          // Quick polls at first (a small file is done in a moment), then about the pace at which
+          // the service refreshes a running job's figures (every second).
+          initialIntervalMs: 200,
+          maxIntervalMs: 1000,
+          onPoll: (job) => {
+            const status = job.currentStatus.datasetJobStatusName;
+            const ended = isFinal(job);
+            const p = job.progress;
+            if (p !== null) {
+              const state = { rows: p.rowsRead, bytes: p.bytesRead, total: p.bytesTotal };
+              display.show({ phase: 'load', ...state, at: parseApiTimestamp(p.updatedAt) }, ended);
+            } else if (!ended) {
+              display.show({ phase: 'waiting', status, at: Date.now() });
+            }
+          },
+        });
+      } catch (err) {
+        throw cliError(err, new URL(apiUrl).origin);
+      } finally {
+        display.end();
       }
-      report(started.jobId, status, opts.json === true);
-      process.exitCode = status.datasetJobStatusName === 'Completed' ? 0 : 1;
+      if (opts.json === true) process.stdout.write(`${JSON.stringify(result.job, null, 2)}\n`);
+      report(result, opts.json === true);
+      process.exitCode = result.status === 'Completed' ? 0 : 1;
     });
 }
 
-function report(jobId: string, s: JobStatusBody, json: boolean): void {
-  const log = s.logData;
-  if (s.datasetJobStatusName === 'Completed') {
+/** The --max-bad-records value, checked as the service checks it. */
+function parseMaxBadRecords(value: string): number {
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n > MAX_BAD_RECORDS_LIMIT)
+    throw new Error(
+      `--max-bad-records must be an integer from 0 to ${MAX_BAD_RECORDS_LIMIT} (got "${value}")`,
+    );
+  return n;
+}
+
+/** One line for what went wrong: the service's problem, an unreachable service, a job still running. */
+function cliError(err: unknown, apiUrl: string): unknown {
+  if (err instanceof DxProblemError)
+    return new Error(`${err.request}: HTTP ${err.status}: ${err.detail ?? err.title}`, { cause: err });
+  if (err instanceof JobTimeoutError) return new Error(err.message, { cause: err });
+  const unreachable = serviceUnreachable(err, apiUrl);
+  if (unreachable !== null) return unreachable;
+  // fetch's own refusals carry no system code (a port fetch never calls, such as 1 or 6000).
+  if (err instanceof TypeError && err.message === 'fetch failed' && err.cause instanceof Error)
+    return new Error(`cannot reach the service at ${apiUrl}: ${err.cause.message}`, { cause: err });
+  return err;
+}
+
+/** The outcome: a summary on stdout (unless --json), row errors and the rejected-rows link on stderr. */
+function report(result: JobResult, json: boolean): void {
+  const lines: string[] = [];
+  if (result.status === 'Completed') {
+    const log = result.log;
     if (!json) {
-      process.stdout.write(
-        `Completed: ${log?.rowsLoaded ?? 0} records loaded (${log?.rowsRead ?? 0} rows read, ` +
-          `${log?.duplicatesCollapsed ?? 0} duplicates collapsed). Job ${jobId}\n`,
-      );
+      const counts =
+        `${log.rowsRead ?? 0} rows read, ${log.duplicatesCollapsed ?? 0} duplicates collapsed` +
+        (log.rowsRejected ? `, ${log.rowsRejected} records with defects left out` : '');
+      const what = result.job.dryRun
+        ? `Dry run completed, nothing changed: ${log.rowsLoaded ?? 0} records would be loaded`
+        : `Completed: ${log.rowsLoaded ?? 0} records loaded`;
+      process.stdout.write(`${what} (${counts}). Job ${result.jobId}\n`);
     }
-    return;
+  } else {
+    lines.push(`${result.status}: ${result.message} Job ${result.jobId}`);
   }
-  const lines = [`${s.datasetJobStatusName}: ${log?.message ?? ''} Job ${jobId}`];
-  for (const e of s.errorData?.errors ?? []) {
+  for (const e of result.errors) {
     lines.push(`  line ${e.line}${e.property !== undefined ? `, ${e.property}` : ''}: ${e.message}`);
   }
-  const shown = s.errorData?.errors.length ?? 0;
-  if ((s.errorData?.errorCount ?? 0) > shown)
-    lines.push(`  … and ${(s.errorData?.errorCount ?? 0) - shown} more`);
-  process.stderr.write(`${lines.join('\n')}\n`);
-}
-
-function formatFromName(file: string): string {
-  const ext = extname(file.replace(/\.gz$/i, '')).toLowerCase().slice(1);
-  return ext === 'ndjson' || ext === 'jsonl' ? 'json' : ext || 'csv';
-}
-
-/** Accepts `http://host:8080` or `http://host:8080/api/v1`. */
-function apiBase(url: string): string {
-  const trimmed = url.replace(/\/+$/, '');
-  return trimmed.endsWith('/api/v1') ? trimmed : `${trimmed}/api/v1`;
-}
-
-async function call<T>(method: string, url: string, token: string, body?: unknown): Promise<T> {
-  const res = await request(url, {
-    method: method as 'GET' | 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  }).catch((err: unknown) => {
-    throw serviceUnreachable(err, new URL(url).origin) ?? err;
-  });
-  const text = await res.body.text();
-  if (res.statusCode >= 300)
-    throw new Error(`${method} ${new URL(url).pathname}: HTTP ${res.statusCode}: ${detailOf(text)}`);
-  return JSON.parse(text) as T;
-}
-
-function detailOf(text: string): string {
-  try {
-    const p = JSON.parse(text) as { detail?: string };
-    return p.detail ?? text;
-  } catch {
-    return text.slice(0, 200);
-  }
-}
-
-/** Passes the file's bytes through to the PUT, showing how many went. */
-class UploadCounter extends Transform {
-  private sent = 0;
-  constructor(
-    private readonly total: number,
-    private readonly display: ProgressDisplay,
-  ) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.sent += chunk.length;
-    const state = { phase: 'upload', bytes: this.sent, total: this.total, at: Date.now() } as const;
-    this.display.show(state, this.sent === this.total); // the last figures always show
-    done(null, chunk);
-  }
+  if (result.errorCount > result.errors.length)
+    lines.push(`  … and ${result.errorCount - result.errors.length} more`);
+  if (result.rejectedRowsUrl !== null)
+    lines.push(`Rejected rows (CSV with their original text, link valid 1 hour): ${result.rejectedRowsUrl}`);
+  if (lines.length > 0) process.stderr.write(`${lines.join('\n')}\n`);
 }

@@ -39,7 +39,7 @@ export const RecordsQuery = Type.Object(PageQueryFields, {
 });
 
 export const Record = component(
-  'Record',
+  'DatasetRecord',
   Type.Record(Type.String(), Type.Unknown(), {
     description:
       'A record: property → value; integer values are JSON numbers written digit for digit (64-bit exact)',
