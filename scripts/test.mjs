@@ -39,9 +39,12 @@ function main() {
     process.exit(1);
   }
   const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+  // A test that hangs fails after 10 minutes (the slowest, the crash trials, take ~2.5 on a busy
+  // machine) instead of holding the run until CI's own limit.
+  const timeoutMs = process.env.TEST_TIMEOUT_MS ?? '600000';
   const result = spawnSync(
     process.execPath,
-    ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+    ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, '--test-reporter=spec', ...files],
     { stdio: 'inherit' },
   );
   process.exit(result.status ?? 1);
