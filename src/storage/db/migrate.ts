@@ -15,6 +15,7 @@ import { migration as m007 } from './migrations/007_load_options.js';
 import { migration as m008 } from './migrations/008_idempotency_keys.js';
 import { migration as m009 } from './migrations/009_export_links.js';
 import { migration as m010 } from './migrations/010_job_progress.js';
+import { migration as m013 } from './migrations/013_console_people.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '008_idempotency_keys': m008,
   '009_export_links': m009,
   '010_job_progress': m010,
+  '013_console_people': m013,
 };
 
 /** The ledger of applied migrations, one row per name. */

@@ -1,0 +1,242 @@
+// Console accounts (the operator and workspace members), their memberships and invitations. An
+// invitation is a one-time link: its token is shown once and stored only as a sha256 hash (a
+// 32-byte random token needs no slow hash), valid for 24 hours.
+import { problem } from '../../errors.js';
+import { hashSecret, randomSecret } from '../../lib/secrets.js';
+import { nowTimestamp } from '../../lib/time.js';
+import type { ConsoleAccountRow } from '../../storage/db/console-tables.js';
+import { audit, type Actor, type AuditAction } from './audit.js';
+import type { ConsoleDb } from './db.js';
+import { hashPassword, passwordProblem } from './passwords.js';
+import { asConsoleRole, type ConsoleRole } from './roles.js';
+
+/** How long an invitation link works. */
+export const INVITATION_TTL_MS = 24 * 60 * 60 * 1000;
+const TOKEN_PREFIX = 'dxi_';
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const MAX_EMAIL = 254;
+const MAX_NAME = 200;
+
+/** The canonical form of an email address (trimmed, lower case), or a 400 when it is not one. */
+export function normalizeEmail(email: string): string {
+  const e = email.trim().toLowerCase();
+  if (e.length > MAX_EMAIL || !EMAIL.test(e)) throw problem('invalid', 'Enter a valid email address.');
+  return e;
+}
+
+/** A membership as pages show it. */
+export interface Membership {
+  workspaceId: number;
+  workspaceName: string;
+  role: ConsoleRole;
+}
+
+/** The account with this email, made (without a password) when there is none. */
+async function accountFor(db: ConsoleDb, email: string, operator: boolean): Promise<ConsoleAccountRow> {
+  const existing = await db
+    .selectFrom('console_accounts')
+    .selectAll()
+    .where('email', '=', email)
+    .executeTakeFirst();
+  if (existing !== undefined) {
+    if (operator && existing.is_operator !== 1)
+      await db
+        .updateTable('console_accounts')
+        .set({ is_operator: 1 })
+        .where('id', '=', existing.id)
+        .execute();
+    return existing;
+  }
+  return db
+    .insertInto('console_accounts')
+    .values({
+      email,
+      display_name: email.split('@')[0] ?? email,
+      password_hash: null,
+      is_operator: operator ? 1 : 0,
+      created_at: nowTimestamp(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** A new invitation's link token and expiry, shown once. */
+export interface Invitation {
+  token: string;
+  email: string;
+  expiresAt: Date;
+}
+
+async function invite(
+  db: ConsoleDb,
+  actor: Actor,
+  action: AuditAction,
+  input: { email: string; operator: boolean; workspaceId: number | null; role: ConsoleRole | null },
+  now: number,
+): Promise<Invitation> {
+  const email = normalizeEmail(input.email);
+  const account = await accountFor(db, email, input.operator);
+  const token = randomSecret(TOKEN_PREFIX);
+  const expiresAt = now + INVITATION_TTL_MS;
+  await db
+    .insertInto('console_invitations')
+    .values({
+      token_hash: hashSecret(token),
+      account_id: account.id,
+      workspace_id: input.workspaceId,
+      role: input.role,
+      expires_at: expiresAt,
+      used_at: null,
+      created_at: nowTimestamp(),
+    })
+    .execute();
+  await audit(db, actor, action, {
+    workspaceId: input.workspaceId,
+    detail: `${email}${input.role !== null ? ` as ${input.role}` : ''}`,
+  });
+  return { token, email, expiresAt: new Date(expiresAt) };
+}
+
+/** Makes (or finds) an operator account and invites it to set its password. */
+export async function inviteOperator(
+  db: ConsoleDb,
+  actor: Actor,
+  email: string,
+  now = Date.now(),
+): Promise<Invitation> {
+  return invite(db, actor, 'operator.invited', { email, operator: true, workspaceId: null, role: null }, now);
+}
+
+/** Invites a person into a workspace with a role (the operator invites the first owner). */
+export async function inviteMember(
+  db: ConsoleDb,
+  actor: Actor,
+  input: { workspaceId: number; email: string; role: ConsoleRole },
+  now = Date.now(),
+): Promise<Invitation> {
+  const workspace = await db
+    .selectFrom('workspaces')
+    .select('id')
+    .where('id', '=', input.workspaceId)
+    .executeTakeFirst();
+  if (workspace === undefined) throw problem('notFound', `Workspace ${input.workspaceId} does not exist.`);
+  const action: AuditAction =
+    actor.accountId === null && input.role === 'owner' ? 'owner.invited' : 'member.invited';
+  return invite(db, actor, action, { ...input, operator: false }, now);
+}
+
+/** Sets an operator's password directly (the CLI reading it from standard input). */
+export async function createOperatorWithPassword(
+  db: ConsoleDb,
+  actor: Actor,
+  email: string,
+  password: string,
+): Promise<ConsoleAccountRow> {
+  const why = passwordProblem(password);
+  if (why !== null) throw problem('invalid', why);
+  const account = await accountFor(db, normalizeEmail(email), true);
+  await db
+    .updateTable('console_accounts')
+    .set({ password_hash: await hashPassword(password) })
+    .where('id', '=', account.id)
+    .execute();
+  await audit(db, actor, 'password.set', { detail: account.email });
+  return account;
+}
+
+/** What an invitation link opens, when it is still good. */
+export interface PendingInvitation {
+  email: string;
+  displayName: string;
+  workspaceName: string | null;
+  role: ConsoleRole | null;
+}
+
+async function usableInvitation(db: ConsoleDb, token: string, now: number) {
+  const row = await db
+    .selectFrom('console_invitations as i')
+    .innerJoin('console_accounts as a', 'a.id', 'i.account_id')
+    .leftJoin('workspaces as w', 'w.id', 'i.workspace_id')
+    .select(['i.token_hash', 'i.account_id', 'i.workspace_id', 'i.role', 'i.expires_at', 'i.used_at'])
+    .select(['a.email', 'a.display_name', 'w.display_name as workspace_name'])
+    .where('i.token_hash', '=', hashSecret(token))
+    .executeTakeFirst();
+  // One answer for unknown, used and expired links: the page says only that the link does not work.
+  if (row === undefined || row.used_at !== null || Number(row.expires_at) <= now)
+    throw problem('gone', 'This invitation link has expired or was already used. Ask for a new one.');
+  return row;
+}
+
+/** The invitation behind a link, or 410 when it is unknown, used or expired. */
+export async function pendingInvitation(
+  db: ConsoleDb,
+  token: string,
+  now = Date.now(),
+): Promise<PendingInvitation> {
+  const row = await usableInvitation(db, token, now);
+  return {
+    email: row.email,
+    displayName: row.display_name,
+    workspaceName: row.workspace_name,
+    role: asConsoleRole(row.role),
+  };
+}
+
+/** Accepts an invitation: sets the name and password, grants the membership, spends the link. */
+export async function acceptInvitation(
+  db: ConsoleDb,
+  token: string,
+  input: { displayName: string; password: string },
+  now = Date.now(),
+): Promise<ConsoleAccountRow> {
+  const displayName = input.displayName.trim();
+  if (displayName === '' || displayName.length > MAX_NAME)
+    throw problem('invalid', `Enter a display name of 1 to ${MAX_NAME} characters.`);
+  const why = passwordProblem(input.password);
+  if (why !== null) throw problem('invalid', why);
+  const passwordHash = await hashPassword(input.password);
+  const row = await usableInvitation(db, token, now);
+  // Spend the link first and check that this request was the one that did (two tabs submitting).
+  const spent = await db
+    .updateTable('console_invitations')
+    .set({ used_at: nowTimestamp() })
+    .where('token_hash', '=', row.token_hash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(spent.numUpdatedRows) !== 1)
+    throw problem('gone', 'This invitation link has expired or was already used. Ask for a new one.');
+  const account = await db
+    .updateTable('console_accounts')
+    .set({ display_name: displayName, password_hash: passwordHash })
+    .where('id', '=', row.account_id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const role = asConsoleRole(row.role);
+  if (row.workspace_id !== null && role !== null) {
+    await db
+      .insertInto('console_memberships')
+      .values({ account_id: account.id, workspace_id: row.workspace_id, role, created_at: nowTimestamp() })
+      .onConflict((oc) => oc.columns(['account_id', 'workspace_id']).doUpdateSet({ role }))
+      .execute();
+  }
+  await audit(db, { accountId: account.id, name: account.email }, 'invitation.accepted', {
+    workspaceId: row.workspace_id,
+    detail: role,
+  });
+  return account;
+}
+
+/** The workspaces an account belongs to, with its role in each. */
+export async function membershipsOf(db: ConsoleDb, accountId: number): Promise<Membership[]> {
+  const rows = await db
+    .selectFrom('console_memberships as m')
+    .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
+    .select(['m.workspace_id', 'm.role', 'w.display_name'])
+    .where('m.account_id', '=', accountId)
+    .orderBy('m.workspace_id')
+    .execute();
+  return rows.flatMap((r) => {
+    const role = asConsoleRole(r.role);
+    return role === null ? [] : [{ workspaceId: r.workspace_id, workspaceName: r.display_name, role }];
+  });
+}
