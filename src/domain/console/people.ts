@@ -24,6 +24,11 @@ export function normalizeEmail(email: string): string {
   return e;
 }
 
+/** The link that opens an invitation; the token goes in the query, which logs leave out. */
+export function invitationLink(publicUrl: string, token: string): string {
+  return `${publicUrl}/console/invitation?token=${encodeURIComponent(token)}`;
+}
+
 /** A membership as pages show it. */
 export interface Membership {
   workspaceId: number;

@@ -6,7 +6,7 @@ import type { ApiDeps } from '../../deps.js';
 import type { ConsoleDb } from '../../../domain/console/db.js';
 import { auditRows } from '../../../domain/console/audit.js';
 import { requireChange, workspaceAccess, workspaceMembers } from '../../../domain/console/access.js';
-import { inviteMember, membershipsOf } from '../../../domain/console/people.js';
+import { invitationLink, inviteMember, membershipsOf } from '../../../domain/console/people.js';
 import { asConsoleRole } from '../../../domain/console/roles.js';
 import { pageContext, requireSession, sendPage } from './context.js';
 import { field } from './form.js';
@@ -19,11 +19,6 @@ function workspaceIdOf(params: unknown): number {
   const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(id) || id < 1) throw problem('notFound', 'There is no such workspace.');
   return id;
-}
-
-/** The link that opens an invitation. */
-export function invitationLink(deps: ApiDeps, token: string): string {
-  return `${deps.config.publicUrl}/console/invitation?token=${encodeURIComponent(token)}`;
 }
 
 /** /console/home, /console/workspaces/:workspaceId and its invitations. */
@@ -91,7 +86,7 @@ export function workspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: Conso
       invitationCreatedPage(pageContext(deps, request), {
         workspaceId: access.workspaceId,
         email: invitation.email,
-        link: invitationLink(deps, invitation.token),
+        link: invitationLink(deps.config.publicUrl, invitation.token),
         expiresAt: invitation.expiresAt,
       }),
     );
