@@ -12,13 +12,9 @@ test('html escapes interpolated text, attributes included', () => {
 
 test('html keeps its own fragments and arrays of them, and drops null, undefined and false', () => {
   const items = ['a<', 'b'].map((x) => html`<li>${x}</li>`);
-  assert.equal(
-    html`<ul>
-        ${items}
-      </ul>
-      ${null}${undefined}${false}${0}`.value,
-    '<ul><li>a&lt;</li><li>b</li></ul>0',
-  );
+  // prettier-ignore
+  const out = html`<ul>${items}</ul>${null}${undefined}${false}${0}`.value;
+  assert.equal(out, '<ul><li>a&lt;</li><li>b</li></ul>0');
 });
 
 test('escapeHtml leaves plain text alone', () => {
