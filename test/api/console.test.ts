@@ -125,6 +125,41 @@ await forEachDatabase('web console', (target) => {
     assert.match(mismatch.body, /not the same/);
   });
 
+  test('an invitation to someone who has an account never replaces their password', async () => {
+    const wsA = await workspace();
+    const wsB = await workspace();
+    const { address } = await member(wsA);
+    // Whoever holds the link (here, the inviting owner of B) cannot set the person's password.
+    const link = await invite(wsB, address, 'admin');
+    const holder = browser();
+    const url = new URL(link);
+    const page = await holder.get(url.pathname + url.search);
+    assert.match(page.body, /already have a console account/);
+    assert.doesNotMatch(page.body, /name="confirm"/);
+    const takeover = await holder.post('/console/invitation', {
+      _csrf: csrfOf(page.body),
+      token: url.searchParams.get('token')!,
+      displayName: 'Mallory',
+      password: 'mallory chose this one',
+      confirm: 'mallory chose this one',
+    });
+    assert.equal(takeover.statusCode, 400);
+    assert.equal((await browser().signIn(address, 'mallory chose this one')).statusCode, 401);
+    // The person themselves accepts with their own password and gains the second workspace.
+    const own = browser();
+    const ownPage = await own.get(url.pathname + url.search);
+    const accepted = await own.post('/console/invitation', {
+      _csrf: csrfOf(ownPage.body),
+      token: url.searchParams.get('token')!,
+      password: PASSWORD,
+    });
+    assert.equal(accepted.statusCode, 303);
+    assert.equal((await own.signIn(address, PASSWORD)).statusCode, 303);
+    const home = await own.get('/console/home');
+    assert.match(home.body, new RegExp(`/console/workspaces/${wsB}"`));
+    assert.match((await own.get(`/console/workspaces/${wsB}`)).body, /<dd id="your-role">Admin<\/dd>/);
+  });
+
   test('a wrong password is refused and opens no session', async () => {
     const { address } = await member(await workspace());
     const b = browser();

@@ -7,7 +7,7 @@ import { nowTimestamp } from '../../lib/time.js';
 import type { ConsoleAccountRow } from '../../storage/db/console-tables.js';
 import { audit, type Actor, type AuditAction } from './audit.js';
 import type { ConsoleDb } from './db.js';
-import { hashPassword, passwordProblem } from './passwords.js';
+import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import { asConsoleRole, type ConsoleRole } from './roles.js';
 
 /** How long an invitation link works. */
@@ -36,29 +36,21 @@ export interface Membership {
   role: ConsoleRole;
 }
 
-/** The account with this email, made (without a password) when there is none. */
-async function accountFor(db: ConsoleDb, email: string, operator: boolean): Promise<ConsoleAccountRow> {
+/** The account with this email, made (without a password, not an operator) when there is none. */
+async function accountFor(db: ConsoleDb, email: string): Promise<ConsoleAccountRow> {
   const existing = await db
     .selectFrom('console_accounts')
     .selectAll()
     .where('email', '=', email)
     .executeTakeFirst();
-  if (existing !== undefined) {
-    if (operator && existing.is_operator !== 1)
-      await db
-        .updateTable('console_accounts')
-        .set({ is_operator: 1 })
-        .where('id', '=', existing.id)
-        .execute();
-    return existing;
-  }
+  if (existing !== undefined) return existing;
   return db
     .insertInto('console_accounts')
     .values({
       email,
       display_name: email.split('@')[0] ?? email,
       password_hash: null,
-      is_operator: operator ? 1 : 0,
+      is_operator: 0,
       created_at: nowTimestamp(),
     })
     .returningAll()
@@ -76,11 +68,12 @@ async function invite(
   db: ConsoleDb,
   actor: Actor,
   action: AuditAction,
-  input: { email: string; operator: boolean; workspaceId: number | null; role: ConsoleRole | null },
+  // No workspace and no role: an operator's invitation (granted when accepted).
+  input: { email: string; workspaceId: number | null; role: ConsoleRole | null },
   now: number,
 ): Promise<Invitation> {
   const email = normalizeEmail(input.email);
-  const account = await accountFor(db, email, input.operator);
+  const account = await accountFor(db, email);
   const token = randomSecret(TOKEN_PREFIX);
   const expiresAt = now + INVITATION_TTL_MS;
   await db
@@ -109,7 +102,7 @@ export async function inviteOperator(
   email: string,
   now = Date.now(),
 ): Promise<Invitation> {
-  return invite(db, actor, 'operator.invited', { email, operator: true, workspaceId: null, role: null }, now);
+  return invite(db, actor, 'operator.invited', { email, workspaceId: null, role: null }, now);
 }
 
 /** Invites a person into a workspace with a role (the operator invites the first owner). */
@@ -127,7 +120,7 @@ export async function inviteMember(
   if (workspace === undefined) throw problem('notFound', `Workspace ${input.workspaceId} does not exist.`);
   const action: AuditAction =
     actor.accountId === null && input.role === 'owner' ? 'owner.invited' : 'member.invited';
-  return invite(db, actor, action, { ...input, operator: false }, now);
+  return invite(db, actor, action, input, now);
 }
 
 /** Sets an operator's password directly (the CLI reading it from standard input). */
@@ -139,10 +132,10 @@ export async function createOperatorWithPassword(
 ): Promise<ConsoleAccountRow> {
   const why = passwordProblem(password);
   if (why !== null) throw problem('invalid', why);
-  const account = await accountFor(db, normalizeEmail(email), true);
+  const account = await accountFor(db, normalizeEmail(email));
   await db
     .updateTable('console_accounts')
-    .set({ password_hash: await hashPassword(password) })
+    .set({ password_hash: await hashPassword(password), is_operator: 1 })
     .where('id', '=', account.id)
     .execute();
   await audit(db, actor, 'password.set', { detail: account.email });
@@ -155,6 +148,8 @@ export interface PendingInvitation {
   displayName: string;
   workspaceName: string | null;
   role: ConsoleRole | null;
+  /** The person already has a password: accepting asks for it instead of setting a new one. */
+  hasAccount: boolean;
 }
 
 async function usableInvitation(db: ConsoleDb, token: string, now: number) {
@@ -163,7 +158,7 @@ async function usableInvitation(db: ConsoleDb, token: string, now: number) {
     .innerJoin('console_accounts as a', 'a.id', 'i.account_id')
     .leftJoin('workspaces as w', 'w.id', 'i.workspace_id')
     .select(['i.token_hash', 'i.account_id', 'i.workspace_id', 'i.role', 'i.expires_at', 'i.used_at'])
-    .select(['a.email', 'a.display_name', 'w.display_name as workspace_name'])
+    .select(['a.email', 'a.display_name', 'a.password_hash', 'w.display_name as workspace_name'])
     .where('i.token_hash', '=', hashSecret(token))
     .executeTakeFirst();
   // One answer for unknown, used and expired links: the page says only that the link does not work.
@@ -184,24 +179,36 @@ export async function pendingInvitation(
     displayName: row.display_name,
     workspaceName: row.workspace_name,
     role: asConsoleRole(row.role),
+    hasAccount: row.password_hash !== null,
   };
 }
 
-/** Accepts an invitation: sets the name and password, grants the membership, spends the link. */
+/**
+ * Accepts an invitation: a new person sets a display name and password; someone who already has
+ * a password proves it instead (an invitation never lets its holder replace an existing
+ * password, which would hand them the person's other workspaces). Then it grants the membership
+ * (or operator rights) and spends the link.
+ */
 export async function acceptInvitation(
   db: ConsoleDb,
   token: string,
   input: { displayName: string; password: string },
   now = Date.now(),
 ): Promise<ConsoleAccountRow> {
-  const displayName = input.displayName.trim();
-  if (displayName === '' || displayName.length > MAX_NAME)
-    throw problem('invalid', `Enter a display name of 1 to ${MAX_NAME} characters.`);
-  const why = passwordProblem(input.password);
-  if (why !== null) throw problem('invalid', why);
-  const passwordHash = await hashPassword(input.password);
   const row = await usableInvitation(db, token, now);
-  // Spend the link first and check that this request was the one that did (two tabs submitting).
+  let changes: { display_name: string; password_hash: string } | null = null;
+  if (row.password_hash !== null) {
+    if (!(await verifyPassword(input.password, row.password_hash)))
+      throw problem('invalid', 'Enter the password you already sign in with.');
+  } else {
+    const displayName = input.displayName.trim();
+    if (displayName === '' || displayName.length > MAX_NAME)
+      throw problem('invalid', `Enter a display name of 1 to ${MAX_NAME} characters.`);
+    const why = passwordProblem(input.password);
+    if (why !== null) throw problem('invalid', why);
+    changes = { display_name: displayName, password_hash: await hashPassword(input.password) };
+  }
+  // Spend the link and check that this request was the one that did (two tabs submitting).
   const spent = await db
     .updateTable('console_invitations')
     .set({ used_at: nowTimestamp() })
@@ -210,23 +217,33 @@ export async function acceptInvitation(
     .executeTakeFirst();
   if (Number(spent.numUpdatedRows) !== 1)
     throw problem('gone', 'This invitation link has expired or was already used. Ask for a new one.');
-  const account = await db
-    .updateTable('console_accounts')
-    .set({ display_name: displayName, password_hash: passwordHash })
-    .where('id', '=', row.account_id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
   const role = asConsoleRole(row.role);
+  const operator = row.workspace_id === null;
+  const set = { ...(changes ?? {}), ...(operator ? { is_operator: 1 } : {}) };
+  const account =
+    Object.keys(set).length > 0
+      ? await db
+          .updateTable('console_accounts')
+          .set(set)
+          .where('id', '=', row.account_id)
+          .returningAll()
+          .executeTakeFirstOrThrow()
+      : await db
+          .selectFrom('console_accounts')
+          .selectAll()
+          .where('id', '=', row.account_id)
+          .executeTakeFirstOrThrow();
   if (row.workspace_id !== null && role !== null) {
+    // An existing membership keeps its role: changing roles is an action of its own.
     await db
       .insertInto('console_memberships')
       .values({ account_id: account.id, workspace_id: row.workspace_id, role, created_at: nowTimestamp() })
-      .onConflict((oc) => oc.columns(['account_id', 'workspace_id']).doUpdateSet({ role }))
+      .onConflict((oc) => oc.columns(['account_id', 'workspace_id']).doNothing())
       .execute();
   }
   await audit(db, { accountId: account.id, name: account.email }, 'invitation.accepted', {
     workspaceId: row.workspace_id,
-    detail: role,
+    detail: role ?? 'operator',
   });
   return account;
 }

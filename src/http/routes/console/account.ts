@@ -80,21 +80,17 @@ export function accountRoutes(scope: FastifyInstance, deps: ApiDeps, db: Console
     const token = field(request.body, 'token');
     const displayName = field(request.body, 'displayName');
     const password = field(request.body, 'password');
-    const again = async (error: string, status: number) => {
-      const pending = await pendingInvitation(db, token);
-      return sendPage(
-        reply,
-        status,
-        acceptPage(pageContext(deps, request), { token, ...pending, displayName, error }),
-      );
-    };
-    if (password !== field(request.body, 'confirm')) return again('The two passwords are not the same.', 400);
+    const pending = await pendingInvitation(db, token);
+    const again = (error: string) =>
+      sendPage(reply, 400, acceptPage(pageContext(deps, request), { token, ...pending, displayName, error }));
+    if (!pending.hasAccount && password !== field(request.body, 'confirm'))
+      return again('The two passwords are not the same.');
     try {
-      await acceptInvitation(db, token, { displayName, password });
+      await db.transaction().execute((trx) => acceptInvitation(trx, token, { displayName, password }));
     } catch (err) {
-      if (err instanceof ProblemError && err.status === 400) return again(err.detail, 400);
+      if (err instanceof ProblemError && err.status === 400) return again(err.detail);
       throw err;
     }
-    return reply.redirect('/console/sign-in?accepted=1', 303);
+    return reply.redirect(pending.hasAccount ? '/console/home' : '/console/sign-in?accepted=1', 303);
   });
 }

@@ -76,24 +76,16 @@ export function acceptPage(
     displayName: string;
     workspaceName: string | null;
     role: ConsoleRole | null;
+    hasAccount: boolean;
     error: string | null;
   },
 ): string {
-  const what =
-    opts.workspaceName !== null && opts.role !== null
-      ? html`You are invited to <strong>${opts.workspaceName}</strong> as
-          ${ROLE_POWERS[opts.role].label.toLowerCase()}.`
-      : html`You are invited as the service's operator.`;
-  return layout(
-    ctx,
-    'Accept invitation',
-    html`<h1>Accept your invitation</h1>
-      <p>${what} Your sign-in email is <strong>${opts.email}</strong>.</p>
-      ${errorBox(opts.error)}
-      <form method="post" action="/console/invitation">
-        ${csrfField(ctx)}
-        <input type="hidden" name="token" value="${opts.token}" />
-        <label for="displayName">Your name</label>
+  const fields = opts.hasAccount
+    ? html`<p>You already have a console account. Enter its password to accept.</p>
+        <label for="password">Your password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Accept invitation</button>`
+    : html`<label for="displayName">Your name</label>
         <input
           id="displayName"
           name="displayName"
@@ -116,7 +108,22 @@ export function acceptPage(
         <p class="hint" id="password-hint">At least 12 characters. A few unrelated words make a good one.</p>
         <label for="confirm">Type the password again</label>
         <input id="confirm" name="confirm" type="password" autocomplete="new-password" required />
-        <button type="submit">Set password</button>
+        <button type="submit">Set password</button>`;
+  const what =
+    opts.workspaceName !== null && opts.role !== null
+      ? html`You are invited to <strong>${opts.workspaceName}</strong> as
+          ${ROLE_POWERS[opts.role].label.toLowerCase()}.`
+      : html`You are invited as the service's operator.`;
+  return layout(
+    ctx,
+    'Accept invitation',
+    html`<h1>Accept your invitation</h1>
+      <p>${what} Your sign-in email is <strong>${opts.email}</strong>.</p>
+      ${errorBox(opts.error)}
+      <form method="post" action="/console/invitation">
+        ${csrfField(ctx)}
+        <input type="hidden" name="token" value="${opts.token}" />
+        ${fields}
       </form>`,
   );
 }
