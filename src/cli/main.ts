@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ProblemError } from '../errors.js';
 import { registerAppCommands } from './commands/apps.js';
+import { registerConsoleCommands } from './commands/console.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerTokenCommand } from './commands/token.js';
 import { registerUploadCommand } from './commands/upload.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerTokenCommand(program);
   registerUploadCommand(program);
   registerProxyIdCommands(program);
+  registerConsoleCommands(program);
   return program;
 }
 

@@ -24,6 +24,7 @@ import { storageNotificationRoutes } from './routes/storage-notifications.js';
 import { uploadReceiverRoutes } from './routes/uploads.js';
 import { downloadRoutes } from './routes/downloads.js';
 import { rejectedRowsRoutes } from './routes/rejected-rows.js';
+import { consoleRoutes } from './routes/console/index.js';
 import { openApiDocument, openApiRoute } from './openapi.js';
 import { COMPONENTS } from './schemas/index.js';
 import { DOCUMENTED_AS } from './schemas/components.js';
@@ -130,6 +131,8 @@ export async function buildApp(
   downloadRoutes(app, deps);
   rejectedRowsRoutes(app, deps);
   storageNotificationRoutes(app, deps);
+  // The web console: HTML pages for people, in a scope of its own (cookies, forms, HTML errors).
+  await app.register(async (scope) => consoleRoutes(scope, deps), { prefix: '/console' });
 
   await app.register(
     async (api) => {

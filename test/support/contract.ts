@@ -37,6 +37,9 @@ const violations: string[] = [];
 let checked = 0;
 
 /** The checker of one document: compiled validators by JSON pointer. */
+/** The statuses of an answer no route gave. */
+const UNROUTED = new Set([400, 404, 414]);
+
 class Contract {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
   private readonly validators = new Map<string, ValidateFunction>();
@@ -49,8 +52,9 @@ class Contract {
   /** Why an answer breaks the document, or null. */
   check(method: string, routeUrl: string | undefined, status: number, contentType: string, payload: unknown) {
     if (routeUrl === undefined) {
-      // The not-found handler: a problem, whatever the path.
-      return this.checkBody('/components/schemas/Problem', status === 404 ? null : `status ${status}`, {
+      // No route: the not-found handler (404), or the router's refusal of a path it cannot read
+      // (400: a bad percent-escape, a NUL; 414), a problem whatever the path.
+      return this.checkBody('/components/schemas/Problem', UNROUTED.has(status) ? null : `status ${status}`, {
         contentType,
         payload,
         expected: ['application/problem+json'],
@@ -172,6 +176,8 @@ function onSend(root: FastifyInstance) {
     const routeUrl = request.routeOptions.url;
     const method = request.method;
     if (routeUrl !== undefined && TEST_ONLY_ROUTES.has(`${method} ${routeUrl}`)) return payload;
+    // The web console's HTML pages (docs/console.md) are not part of the API's contract.
+    if (request.url === '/console' || request.url.startsWith('/console/')) return payload;
     try {
       const contract = contractOf(root);
       if (contract === null) return payload;

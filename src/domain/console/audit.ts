@@ -1,0 +1,60 @@
+// The console's audit log: who did what, when, in which workspace. Every console action writes
+// one row through `audit`, in the same transaction as the change where there is one.
+import { nowTimestamp } from '../../lib/time.js';
+import type { ConsoleAuditRow } from '../../storage/db/console-tables.js';
+import type { ConsoleDb } from './db.js';
+
+/** What can be written to the log: a closed set, so reports can rely on the names. */
+export const AUDIT_ACTIONS = [
+  'operator.invited',
+  'owner.invited',
+  'member.invited',
+  'invitation.accepted',
+  'password.set',
+  'session.signed_in',
+  'session.sign_in_failed',
+  'session.signed_out',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** Who acted: an account, or the operator's command line. */
+export interface Actor {
+  accountId: number | null;
+  /** An email, or `cli` for the command line. */
+  name: string;
+}
+
+export const CLI_ACTOR: Actor = { accountId: null, name: 'cli' };
+
+/** Appends one row to the audit log. */
+export async function audit(
+  db: ConsoleDb,
+  actor: Actor,
+  action: AuditAction,
+  details: { workspaceId?: number | null; detail?: string | null } = {},
+): Promise<void> {
+  await db
+    .insertInto('console_audit')
+    .values({
+      at: nowTimestamp(),
+      account_id: actor.accountId,
+      actor: actor.name,
+      action,
+      workspace_id: details.workspaceId ?? null,
+      detail: details.detail ?? null,
+    })
+    .execute();
+}
+
+/** The newest rows, of one workspace or of all (the operator), newest first. */
+export async function auditRows(
+  db: ConsoleDb,
+  options: { workspaceId?: number; limit?: number } = {},
+): Promise<ConsoleAuditRow[]> {
+  let q = db.selectFrom('console_audit').selectAll();
+  if (options.workspaceId !== undefined) q = q.where('workspace_id', '=', options.workspaceId);
+  return q
+    .orderBy('id', 'desc')
+    .limit(options.limit ?? 100)
+    .execute();
+}

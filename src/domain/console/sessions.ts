@@ -1,0 +1,90 @@
+// Server-side console sessions. The cookie holds a random 32-byte token; the database holds its
+// sha256 hash, so a leaked database copy cannot be replayed as cookies. A session ends after
+// SESSION_IDLE_MS without a request or SESSION_ABSOLUTE_MS after sign-in, whichever comes first.
+// CSRF tokens are synchronizer tokens bound to the session: an HMAC of the session token under
+// the service's signing secret, recomputed and compared in constant time on every form post.
+import { constantTimeEqual, hashSecret, hmac, randomSecret } from '../../lib/secrets.js';
+import type { ConsoleAccountRow } from '../../storage/db/console-tables.js';
+import type { ConsoleDb } from './db.js';
+
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
+export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+/** last_seen is written at most this often, so reading pages does not write on every request. */
+const TOUCH_EVERY_MS = 60 * 1000;
+const TOKEN_PREFIX = 'dxs_';
+
+/** A signed-in session and its account. */
+export interface ConsoleSession {
+  account: ConsoleAccountRow;
+  /** The session token from the cookie (never stored in clear). */
+  token: string;
+}
+
+/** Opens a new session (a new id every sign-in: no fixation) and returns its token. */
+export async function openSession(db: ConsoleDb, accountId: number, now = Date.now()): Promise<string> {
+  const token = randomSecret(TOKEN_PREFIX);
+  await db
+    .insertInto('console_sessions')
+    .values({ id_hash: hashSecret(token), account_id: accountId, created_ms: now, last_seen_ms: now })
+    .execute();
+  // Expired sessions of anyone are swept here, so the table stays as small as the live sessions.
+  await db
+    .deleteFrom('console_sessions')
+    .where((eb) =>
+      eb.or([
+        eb('last_seen_ms', '<=', now - SESSION_IDLE_MS),
+        eb('created_ms', '<=', now - SESSION_ABSOLUTE_MS),
+      ]),
+    )
+    .execute();
+  return token;
+}
+
+/** The live session of a cookie token, or null (unknown, expired: an expired one is deleted). */
+export async function findSession(
+  db: ConsoleDb,
+  token: string,
+  now = Date.now(),
+): Promise<ConsoleSession | null> {
+  if (!token.startsWith(TOKEN_PREFIX)) return null;
+  const idHash = hashSecret(token);
+  const row = await db
+    .selectFrom('console_sessions')
+    .selectAll()
+    .where('id_hash', '=', idHash)
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  const lastSeen = Number(row.last_seen_ms);
+  if (now - lastSeen >= SESSION_IDLE_MS || now - Number(row.created_ms) >= SESSION_ABSOLUTE_MS) {
+    await endSession(db, token);
+    return null;
+  }
+  const account = await db
+    .selectFrom('console_accounts')
+    .selectAll()
+    .where('id', '=', row.account_id)
+    .executeTakeFirst();
+  if (account === undefined) return null;
+  if (now - lastSeen >= TOUCH_EVERY_MS)
+    await db
+      .updateTable('console_sessions')
+      .set({ last_seen_ms: now })
+      .where('id_hash', '=', idHash)
+      .execute();
+  return { account, token };
+}
+
+/** Ends a session (sign-out); unknown tokens are ignored. */
+export async function endSession(db: ConsoleDb, token: string): Promise<void> {
+  await db.deleteFrom('console_sessions').where('id_hash', '=', hashSecret(token)).execute();
+}
+
+/** The CSRF token of forms in a session (or of a pre-session cookie on the sign-in pages). */
+export function csrfToken(secret: string, binding: string): string {
+  return hmac(secret, `console-csrf:${binding}`);
+}
+
+/** True when a submitted CSRF token belongs to `binding` (constant-time compare). */
+export function csrfTokenMatches(secret: string, binding: string, submitted: unknown): boolean {
+  return typeof submitted === 'string' && constantTimeEqual(csrfToken(secret, binding), submitted);
+}

@@ -1,0 +1,105 @@
+// The web console at /console: server-rendered pages for people (docs/console.md says why).
+// Everything here runs in its own encapsulated scope: cookies, form bodies, HTML error pages and
+// security headers apply to the console only, never to the JSON API.
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ProblemError, problem } from '../../../errors.js';
+import { randomSecret } from '../../../lib/secrets.js';
+import { asProblem } from '../../problems.js';
+import type { ApiDeps } from '../../deps.js';
+import { consoleDb } from '../../../domain/console/db.js';
+import { csrfTokenMatches, findSession } from '../../../domain/console/sessions.js';
+import {
+  consoleState,
+  cookieOptions,
+  pageContext,
+  PRE_SESSION_COOKIE,
+  sendPage,
+  SESSION_COOKIE,
+  states,
+} from './context.js';
+import { accountRoutes } from './account.js';
+import { workspaceRoutes } from './workspaces.js';
+import { CONSOLE_CSS } from './style.js';
+import { errorPage } from './pages.js';
+
+const FORM_BODY_LIMIT = 16 * 1024;
+
+const TITLES: Record<number, string> = {
+  400: 'Please check the form',
+  401: 'Please sign in',
+  403: 'Not allowed',
+  404: 'Not found',
+  410: 'Link no longer works',
+  413: 'Too much data',
+  429: 'Too many attempts',
+};
+
+/** Registers the console's routes under the prefix it is given (/console). */
+export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const db = consoleDb(deps.db);
+  await scope.register(cookie);
+  await scope.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
+
+  scope.addHook('onSend', async (request, reply) => {
+    // Nothing from elsewhere may load, nothing may frame the console, links leak no URL (invitation
+    // tokens), and no page is cached (they show secrets and per-person data).
+    void reply.header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    void reply.header('x-content-type-options', 'nosniff');
+    void reply.header('x-frame-options', 'DENY');
+    void reply.header('referrer-policy', 'no-referrer');
+    if (!request.url.startsWith('/console/console.css')) void reply.header('cache-control', 'no-store');
+  });
+
+  scope.addHook('preHandler', async (request, reply) => {
+    if (request.routeOptions.url === '/console/console.css') return;
+    const token = request.cookies[SESSION_COOKIE];
+    const session = token !== undefined && token !== '' ? await findSession(db, token) : null;
+    let binding = session?.token ?? request.cookies[PRE_SESSION_COOKIE] ?? '';
+    if (binding === '' && request.method === 'GET') {
+      binding = randomSecret('dxp_');
+      void reply.setCookie(PRE_SESSION_COOKIE, binding, cookieOptions(deps));
+    }
+    states.set(request, { session, binding });
+    if (request.method === 'POST') {
+      const body = request.body as Record<string, unknown> | null | undefined;
+      if (binding === '' || !csrfTokenMatches(deps.signingSecret, binding, body?._csrf))
+        throw problem(
+          'forbidden',
+          'This form has expired or did not come from this console. Go back, reload the page and try again.',
+        );
+    }
+  });
+
+  scope.setErrorHandler((err: FastifyError, request, reply) => {
+    const p = err instanceof ProblemError ? err : asProblem(err);
+    if (p.status >= 500) request.log.error({ err }, 'console request failed');
+    if (p.status === 401 && request.method === 'GET') return reply.redirect('/console/sign-in', 303);
+    for (const [name, value] of Object.entries(p.headers)) void reply.header(name, value);
+    const title = TITLES[p.status] ?? 'Something went wrong';
+    const detail =
+      p.status >= 500 ? 'The service could not do this just now. Try again in a moment.' : p.detail;
+    return sendPage(reply, p.status, errorPage(pageContext(deps, request), p.status, title, detail));
+  });
+  scope.setNotFoundHandler((request, reply) =>
+    sendPage(
+      reply,
+      404,
+      errorPage(pageContext(deps, request), 404, TITLES[404]!, 'There is no console page at this address.'),
+    ),
+  );
+
+  const hidden = { schema: { hide: true } };
+  scope.get('/console.css', hidden, async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS),
+  );
+  scope.get('/', hidden, async (request, reply) =>
+    reply.redirect(consoleState(request).session !== null ? '/console/home' : '/console/sign-in', 303),
+  );
+  accountRoutes(scope, deps, db);
+  workspaceRoutes(scope, deps, db);
+}

@@ -1,0 +1,298 @@
+// The console's pages as HTML: one layout, then one function per page. Pure functions of what
+// the route hands them, so every page is easy to read and to test.
+import { html, type SafeHtml } from './html.js';
+import { ROLE_POWERS, type ConsoleRole } from '../../../domain/console/roles.js';
+import type { Membership } from '../../../domain/console/people.js';
+import type { ConsoleAuditRow } from '../../../storage/db/console-tables.js';
+
+/** What every page needs: the CSRF token of its forms, and who is signed in (if anyone). */
+export interface PageContext {
+  csrf: string;
+  signedInAs: { email: string; displayName: string } | null;
+}
+
+const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
+
+/** The frame of every page: skip link, header with sign-out, one main landmark. */
+export function layout(ctx: PageContext, title: string, body: SafeHtml): string {
+  const who = ctx.signedInAs;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Dataset Exchange console</title>
+        <link rel="stylesheet" href="/console/console.css" />
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header>
+          <a class="brand" href="/console/home">Dataset Exchange</a>
+          ${
+            who !== null
+              ? html`<form method="post" action="/console/sign-out">
+                  ${csrfField(ctx)}<span>${who.displayName} (${who.email})</span>
+                  <button type="submit" class="secondary">Sign out</button>
+                </form>`
+              : ''
+          }
+        </header>
+        <main id="main">${body}</main>
+      </body>
+    </html> `.value;
+}
+
+const errorBox = (message: string | null) =>
+  message !== null ? html`<p class="error" role="alert" id="form-error">${message}</p>` : '';
+
+/** Sign-in with email and password. */
+export function signInPage(
+  ctx: PageContext,
+  opts: { error: string | null; email: string; notice: string | null },
+): string {
+  return layout(
+    ctx,
+    'Sign in',
+    html`<h1>Sign in</h1>
+      ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''}
+      ${errorBox(opts.error)}
+      <form method="post" action="/console/sign-in">
+        ${csrfField(ctx)}
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value="${opts.email}" />
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Sign in</button>
+      </form>`,
+  );
+}
+
+/** The page an invitation link opens: choose a display name and a password. */
+export function acceptPage(
+  ctx: PageContext,
+  opts: {
+    token: string;
+    email: string;
+    displayName: string;
+    workspaceName: string | null;
+    role: ConsoleRole | null;
+    hasAccount: boolean;
+    error: string | null;
+  },
+): string {
+  const fields = opts.hasAccount
+    ? html`<p>You already have a console account. Enter its password to accept.</p>
+        <label for="password">Your password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Accept invitation</button>`
+    : html`<label for="displayName">Your name</label>
+        <input
+          id="displayName"
+          name="displayName"
+          autocomplete="name"
+          required
+          maxlength="200"
+          value="${opts.displayName}"
+        />
+        <label for="password">Choose a password</label>
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          required
+          minlength="12"
+          maxlength="256"
+          aria-describedby="password-hint"
+        />
+        <p class="hint" id="password-hint">At least 12 characters. A few unrelated words make a good one.</p>
+        <label for="confirm">Type the password again</label>
+        <input id="confirm" name="confirm" type="password" autocomplete="new-password" required />
+        <button type="submit">Set password</button>`;
+  const what =
+    opts.workspaceName !== null && opts.role !== null
+      ? html`You are invited to <strong>${opts.workspaceName}</strong> as
+          ${ROLE_POWERS[opts.role].label.toLowerCase()}.`
+      : html`You are invited as the service's operator.`;
+  return layout(
+    ctx,
+    'Accept invitation',
+    html`<h1>Accept your invitation</h1>
+      <p>${what} Your sign-in email is <strong>${opts.email}</strong>.</p>
+      ${errorBox(opts.error)}
+      <form method="post" action="/console/invitation">
+        ${csrfField(ctx)}
+        <input type="hidden" name="token" value="${opts.token}" />
+        ${fields}
+      </form>`,
+  );
+}
+
+/** After sign-in: the member's workspaces; the operator also sees every workspace. */
+export function homePage(
+  ctx: PageContext,
+  opts: { memberships: Membership[]; operatorWorkspaces: { id: number; name: string }[] | null },
+): string {
+  const mine =
+    opts.memberships.length > 0
+      ? html`<ul>
+          ${opts.memberships.map(
+            (m) =>
+              html`<li>
+                <a href="/console/workspaces/${m.workspaceId}">${m.workspaceName}</a>
+                (${ROLE_POWERS[m.role].label})
+              </li>`,
+          )}
+        </ul>`
+      : html`<p>You are not a member of any workspace yet.</p>`;
+  const all =
+    opts.operatorWorkspaces !== null
+      ? html`<h2>All workspaces</h2>
+          <p>You are the operator: you can open any workspace and invite its owner.</p>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Workspace ID</th>
+                  <th scope="col">Name</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${opts.operatorWorkspaces.map(
+                  (w) =>
+                    html`<tr>
+                      <td>${w.id}</td>
+                      <td><a href="/console/workspaces/${w.id}">${w.name}</a></td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+      : '';
+  return layout(
+    ctx,
+    'Home',
+    html`<h1>Your workspaces</h1>
+      ${mine}${all}`,
+  );
+}
+
+/** A workspace's home: its Workspace ID, the viewer's role, members; invitations when allowed. */
+export function workspacePage(
+  ctx: PageContext,
+  opts: {
+    workspaceId: number;
+    name: string;
+    roleLabel: string;
+    mayInvite: readonly ConsoleRole[];
+    members: { email: string; displayName: string; role: ConsoleRole }[];
+    audit: ConsoleAuditRow[] | null;
+  },
+): string {
+  const invite =
+    opts.mayInvite.length > 0
+      ? html`<h2>Invite a member</h2>
+          <form method="post" action="/console/workspaces/${opts.workspaceId}/invitations">
+            ${csrfField(ctx)}
+            <label for="email">Email</label>
+            <input id="email" name="email" type="email" required />
+            <label for="role">Role</label>
+            <select id="role" name="role">
+              ${opts.mayInvite.map((r) => html`<option value="${r}">${ROLE_POWERS[r].label}</option>`)}
+            </select>
+            <button type="submit">Create invitation link</button>
+          </form>`
+      : '';
+  const audit =
+    opts.audit !== null
+      ? html`<h2>Recent activity</h2>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">When (UTC)</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">What</th>
+                  <th scope="col">Detail</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${opts.audit.map(
+                  (a) =>
+                    html`<tr>
+                      <td>${a.at.slice(0, 19).replace('T', ' ')}</td>
+                      <td>${a.actor}</td>
+                      <td>${a.action}</td>
+                      <td>${a.detail ?? ''}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+      : '';
+  return layout(
+    ctx,
+    opts.name,
+    html`<h1>${opts.name}</h1>
+      <dl>
+        <dt>Workspace ID</dt>
+        <dd><code id="workspace-id">${opts.workspaceId}</code></dd>
+        <dt>Your role</dt>
+        <dd id="your-role">${opts.roleLabel}</dd>
+      </dl>
+      <p class="hint">An app developer needs the Workspace ID and the Workspace Key to connect an app.</p>
+      <h2>Members</h2>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${opts.members.map(
+              (m) =>
+                html`<tr>
+                  <td>${m.displayName}</td>
+                  <td>${m.email}</td>
+                  <td>${ROLE_POWERS[m.role].label}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
+      ${invite}${audit}`,
+  );
+}
+
+/** A one-time invitation link, shown once. */
+export function invitationCreatedPage(
+  ctx: PageContext,
+  opts: { workspaceId: number; email: string; link: string; expiresAt: Date },
+): string {
+  return layout(
+    ctx,
+    'Invitation link',
+    html`<h1>Invitation link for ${opts.email}</h1>
+      <p>
+        Send this link to ${opts.email}. It works once, until
+        ${opts.expiresAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, and is not shown again.
+      </p>
+      <code class="secret" id="invitation-link">${opts.link}</code>
+      <p><a href="/console/workspaces/${opts.workspaceId}">Back to the workspace</a></p>`,
+  );
+}
+
+/** Any refusal or failure, as a page. */
+export function errorPage(ctx: PageContext, status: number, title: string, detail: string): string {
+  return layout(
+    ctx,
+    title,
+    html`<h1>${title}</h1>
+      <p>${detail}</p>
+      <p><a href="/console/home">Go to the console home</a></p>
+      <p class="hint">Error ${status}</p>`,
+  );
+}

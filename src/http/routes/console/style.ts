@@ -1,0 +1,36 @@
+// The console's one stylesheet, served by the service itself (nothing is fetched from elsewhere).
+// System fonts; text contrast at least 7:1 on white (WCAG AAA), controls at least 4.5:1; a thick
+// visible focus ring; one column that fits a 375 px screen without horizontal scrolling.
+export const CONSOLE_CSS = `
+*,*::before,*::after{box-sizing:border-box}
+html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.5;color:#1a1a1a;background:#fff;-webkit-text-size-adjust:100%}
+body{margin:0}
+a{color:#0b4f9c}
+a:hover{color:#07305f}
+:focus-visible{outline:3px solid #b35900;outline-offset:2px}
+.skip{position:absolute;left:-999px}
+.skip:focus{left:1rem;top:1rem;background:#fff;padding:.5rem;z-index:1}
+header{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.5rem;padding:.75rem 1rem;border-bottom:1px solid #6b6b6b}
+header .brand{font-weight:700;text-decoration:none;color:#1a1a1a}
+header form{margin:0}
+main{max-width:48rem;margin:0 auto;padding:1rem}
+h1{font-size:1.5rem;line-height:1.25}
+h2{font-size:1.2rem;margin-top:2rem}
+label{display:block;font-weight:600;margin-top:1rem}
+input,select{display:block;width:100%;max-width:28rem;font:inherit;padding:.5rem;margin-top:.25rem;border:1px solid #595959;border-radius:4px;color:#1a1a1a;background:#fff}
+button{font:inherit;margin-top:1rem;padding:.5rem 1rem;border:2px solid #0b4f9c;border-radius:4px;background:#0b4f9c;color:#fff;cursor:pointer}
+button:hover{background:#07305f;border-color:#07305f}
+button.secondary{background:#fff;color:#0b4f9c;margin-top:0}
+.hint{color:#404040;font-size:.95rem;margin:.25rem 0 0}
+.error{border-left:4px solid #a30000;background:#fdf0f0;color:#5c0000;padding:.5rem .75rem}
+.notice{border-left:4px solid #0b6b2f;background:#eefaf1;color:#0a3d1c;padding:.5rem .75rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}
+dt{font-weight:600}
+dd{margin:0;overflow-wrap:anywhere}
+code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
+.secret{display:block;padding:.5rem;background:#f2f2f2;border:1px solid #595959}
+.table-wrap{overflow-x:auto}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
+@media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
+`;

@@ -1,0 +1,74 @@
+// Row shapes of the web console's tables (migration 013), kept beside tables.ts rather than in it:
+// the console reaches them through `db.withTables<ConsoleTables>()`, so the rest of the service
+// does not see them.
+import type { Generated, Selectable } from 'kysely';
+
+export interface ConsoleAccountsTable {
+  id: Generated<number>;
+  /** Lower case. */
+  email: string;
+  display_name: string;
+  /** scrypt hash (domain/console/passwords.ts); null until an invitation is accepted. */
+  password_hash: string | null;
+  /** 1 for the service's operator, else 0. */
+  is_operator: Generated<number>;
+  created_at: string;
+}
+
+export interface ConsoleMembershipsTable {
+  account_id: number;
+  workspace_id: number;
+  /** `owner`, `admin` or `viewer` (CONSOLE_ROLES). */
+  role: string;
+  created_at: string;
+}
+
+export interface ConsoleInvitationsTable {
+  token_hash: string;
+  account_id: number;
+  workspace_id: number | null;
+  role: string | null;
+  /** Epoch milliseconds. */
+  expires_at: number;
+  used_at: string | null;
+  created_at: string;
+}
+
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  account_id: number;
+  /** Epoch milliseconds. */
+  created_ms: number;
+  /** Epoch milliseconds. */
+  last_seen_ms: number;
+}
+
+export interface ConsoleSignInFailuresTable {
+  key: string;
+  failures: number;
+  /** Epoch milliseconds. */
+  window_start_ms: number;
+}
+
+export interface ConsoleAuditTable {
+  id: Generated<number>;
+  at: string;
+  account_id: number | null;
+  actor: string;
+  action: string;
+  workspace_id: number | null;
+  detail: string | null;
+}
+
+// A type alias, not an interface: Kysely's withTables wants an index-signature-compatible record.
+export type ConsoleTables = {
+  console_accounts: ConsoleAccountsTable;
+  console_memberships: ConsoleMembershipsTable;
+  console_invitations: ConsoleInvitationsTable;
+  console_sessions: ConsoleSessionsTable;
+  console_sign_in_failures: ConsoleSignInFailuresTable;
+  console_audit: ConsoleAuditTable;
+};
+
+export type ConsoleAccountRow = Selectable<ConsoleAccountsTable>;
+export type ConsoleAuditRow = Selectable<ConsoleAuditTable>;

@@ -1,0 +1,83 @@
+// A minimal browser for the console's HTTP tests: a cookie jar, form posts with the page's CSRF
+// token, and redirects left to the test to follow. It speaks to the app in-process (inject).
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+
+/** The value of the page's CSRF field, or throws when the page has none. */
+export function csrfOf(page: string): string {
+  const m = /name="_csrf" value="([^"]+)"/.exec(page);
+  if (m === null) throw new Error(`no CSRF field on the page:\n${page}`);
+  return m[1]!;
+}
+
+export class ConsoleBrowser {
+  readonly cookies = new Map<string, string>();
+  constructor(
+    private readonly app: () => FastifyInstance,
+    /** The client address the service sees (sign-in is rate limited per email+IP). */
+    readonly ip = '127.0.0.1',
+  ) {}
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  private keep(res: LightMyRequestResponse): LightMyRequestResponse {
+    for (const c of res.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]) {
+      const gone = c.value === '' || (c.expires !== undefined && c.expires.getTime() <= Date.now());
+      if (gone) this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+    return res;
+  }
+
+  async get(url: string): Promise<LightMyRequestResponse> {
+    return this.keep(
+      await this.app().inject({
+        method: 'GET',
+        url,
+        remoteAddress: this.ip,
+        headers: { cookie: this.cookieHeader() },
+      }),
+    );
+  }
+
+  /** Posts a form; `_csrf` is sent as given (tests of CSRF pass a wrong one or none). */
+  async post(url: string, form: Record<string, string>): Promise<LightMyRequestResponse> {
+    return this.keep(
+      await this.app().inject({
+        method: 'POST',
+        url,
+        remoteAddress: this.ip,
+        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(form).toString(),
+      }),
+    );
+  }
+
+  /** Opens `pageUrl` and submits its form with the page's CSRF token and `form`. */
+  async submit(
+    pageUrl: string,
+    action: string,
+    form: Record<string, string>,
+  ): Promise<LightMyRequestResponse> {
+    const page = await this.get(pageUrl);
+    if (page.statusCode !== 200) throw new Error(`${pageUrl}: ${page.statusCode}\n${page.body}`);
+    return this.post(action, { _csrf: csrfOf(page.body), ...form });
+  }
+
+  /** Accepts an invitation link (its path and query) with a name and password. */
+  async accept(link: string, displayName: string, password: string): Promise<LightMyRequestResponse> {
+    const url = new URL(link);
+    const token = url.searchParams.get('token') ?? '';
+    return this.submit(`${url.pathname}${url.search}`, '/console/invitation', {
+      token,
+      displayName,
+      password,
+      confirm: password,
+    });
+  }
+
+  async signIn(email: string, password: string): Promise<LightMyRequestResponse> {
+    return this.submit('/console/sign-in', '/console/sign-in', { email, password });
+  }
+}
