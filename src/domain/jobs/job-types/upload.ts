@@ -1,7 +1,6 @@
 // Job type `uploadUrl`: the file was PUT to an upload URL and sits in the object store, whole under
 // the job's object key, or (a resumable session) as consecutive slices read back in order.
-import { PassThrough, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import type { DatasetJobRow } from '../../../storage/db/tables.js';
 import { objectKeys, ObjectNotFound, type ObjectStore } from '../../../storage/objects/index.js';
 import { JobFailure } from '../load/failure.js';
@@ -49,10 +48,11 @@ async function sliceStream(objects: ObjectStore, job: DatasetJobRow): Promise<Re
     next += slice.size;
   }
   if (next !== total) throw new JobFailure(`The uploaded file is incomplete (${next} of ${total} bytes).`);
-  const out = new PassThrough({ highWaterMark: 1 << 16 });
-  void (async () => {
-    for (const key of keys) await pipeline(await objects.get(key), out, { end: false });
-    out.end();
-  })().catch((err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err))));
-  return out;
+  // One stream pulled slice after slice (backpressure and errors as for a single object). Piping
+  // each slice into one PassThrough with `end: false` left listeners on it per slice.
+  return Readable.from(concatenated(objects, keys), { objectMode: false });
+}
+
+async function* concatenated(objects: ObjectStore, keys: readonly string[]): AsyncGenerator<Buffer> {
+  for (const key of keys) yield* (await objects.get(key)) as AsyncIterable<Buffer>;
 }
