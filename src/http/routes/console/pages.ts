@@ -149,25 +149,13 @@ export function homePage(
     opts.operatorWorkspaces !== null
       ? html`<h2>All workspaces</h2>
           <p>You are the operator: you can open any workspace and invite its owner.</p>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Workspace ID</th>
-                  <th scope="col">Name</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${opts.operatorWorkspaces.map(
-                  (w) =>
-                    html`<tr>
-                      <td>${w.id}</td>
-                      <td><a href="/console/workspaces/${w.id}">${w.name}</a></td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+          ${dataTable(
+            ['Workspace ID', 'Name'],
+            opts.operatorWorkspaces.map((w) => [
+              w.id,
+              html`<a href="/console/workspaces/${w.id}">${w.name}</a>`,
+            ]),
+          )}`
       : '';
   return layout(
     ctx,
@@ -206,29 +194,10 @@ export function workspacePage(
   const audit =
     opts.audit !== null
       ? html`<h2>Recent activity</h2>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">When (UTC)</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">What</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${opts.audit.map(
-                  (a) =>
-                    html`<tr>
-                      <td>${a.at.slice(0, 19).replace('T', ' ')}</td>
-                      <td>${a.actor}</td>
-                      <td>${a.action}</td>
-                      <td>${a.detail ?? ''}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+          ${dataTable(
+            ['When (UTC)', 'Who', 'What', 'Detail'],
+            opts.audit.map((a) => [a.at.slice(0, 19).replace('T', ' '), a.actor, a.action, a.detail ?? '']),
+          )}`
       : '';
   return layout(
     ctx,
@@ -242,27 +211,10 @@ export function workspacePage(
       </dl>
       <p class="hint">An app developer needs the Workspace ID and the Workspace Key to connect an app.</p>
       <h2>Members</h2>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Email</th>
-              <th scope="col">Role</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${opts.members.map(
-              (m) =>
-                html`<tr>
-                  <td>${m.displayName}</td>
-                  <td>${m.email}</td>
-                  <td>${ROLE_POWERS[m.role].label}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
+      ${dataTable(
+        ['Name', 'Email', 'Role'],
+        opts.members.map((m) => [m.displayName, m.email, ROLE_POWERS[m.role].label]),
+      )}
       ${invite}${audit}`,
   );
 }
@@ -295,4 +247,25 @@ export function errorPage(ctx: PageContext, status: number, title: string, detai
       <p><a href="/console/home">Go to the console home</a></p>
       <p class="hint">Error ${status}</p>`,
   );
+}
+
+/** A table of `rows` under column `headers`, scrollable on its own on a narrow screen. */
+function dataTable(headers: readonly string[], rows: readonly (readonly unknown[])[]): SafeHtml {
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          ${headers.map((h) => html`<th scope="col">${h}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (row) =>
+            html`<tr>
+              ${row.map((cell) => html`<td>${cell}</td>`)}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
