@@ -3,7 +3,7 @@
 // and trace context travel from a client through the proxy into the upstream and the logs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,91 +13,13 @@ import { createServer as createTcpServer, connect, type AddressInfo, type Socket
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { POSTGRES_URL, dropPostgresSchema, postgresUrlIn } from '../support/databases.js';
+import { BANNERS, DX_BIN, serve, type Served } from '../support/served.js';
 
-const BIN = join(process.cwd(), 'bin', 'dx.js');
 const AUTH = `Basic ${Buffer.from('testApp:s3cr3t-api-key|1').toString('base64')}`;
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const TRACESTATE = 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7';
 
-interface Served {
-  child: ChildProcessWithoutNullStreams;
-  dataDir: string;
-  stderr: () => string;
-  /** Waits until stderr (the banner) matches `pattern`; returns the first group. */
-  banner(pattern: RegExp): Promise<string>;
-  /** Every stdout line so far, parsed. */
-  lines(): Record<string, unknown>[];
-  /** Sends SIGTERM and waits for the exit; returns the exit code. */
-  stop(): Promise<number | null>;
-  /** Kills what is left and removes the data directory. */
-  cleanup(): void;
-}
-
-function serve(
-  role: string,
-  env: Record<string, string> = {},
-  dataDir?: string,
-  args: string[] = [],
-): Served {
-  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'dx-admin-'));
-  const child = spawn(process.execPath, [BIN, 'serve', '--role', role, ...args], {
-    env: {
-      ...process.env,
-      DATA_DIR: dir,
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      API_PORT: '0',
-      PROXY_PORT: '0',
-      ...env,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return {
-    child,
-    dataDir: dir,
-    stderr: () => stderr,
-    lines: () =>
-      stdout
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-    banner: (pattern) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no banner ${pattern}: ${stderr}`)), 30000);
-        const check = () => {
-          const m = pattern.exec(stderr);
-          if (m === null) {
-            if (child.exitCode !== null) reject(new Error(`exited ${child.exitCode}: ${stderr}`));
-            return;
-          }
-          clearTimeout(timer);
-          child.stderr.off('data', check);
-          resolve(m[1] ?? '');
-        };
-        child.stderr.on('data', check);
-        child.once('exit', check);
-        check();
-      }),
-    stop: async () => {
-      if (child.exitCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      const [code] = (await once(child, 'exit')) as [number | null];
-      return code;
-    },
-    cleanup: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      if (dataDir === undefined) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-const ADMIN = /Admin listening on (http:\/\/\S+):/;
-const PROXY = /Proxy listening on (http:\/\/\S+) /;
-const API = /API listening on (http:\/\/\S+)\/api\/v1/;
+const { admin: ADMIN, proxy: PROXY, api: API } = BANNERS;
 
 /** An upstream that records each request's headers; `hold` keeps answers back until released. */
 async function recordingUpstream(): Promise<{
@@ -134,7 +56,7 @@ async function recordingUpstream(): Promise<{
 async function createProxyId(dataDir: string): Promise<string> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [BIN, 'proxy-ids', 'create', '--name', 'admin test', '--json'],
+    [DX_BIN, 'proxy-ids', 'create', '--name', 'admin test', '--json'],
     { env: { ...process.env, DATA_DIR: dataDir } },
   );
   return (JSON.parse(stdout) as { id: string }).id;
@@ -166,7 +88,7 @@ async function until(
 }
 
 test('a worker-only process serves /healthz, /readyz and /metrics on its admin port', async () => {
-  const worker = serve('worker', {}, undefined, ['--admin-port', '0']);
+  const worker = serve('worker', { args: ['--admin-port', '0'] });
   try {
     const admin = await worker.banner(ADMIN);
     const health = await fetch(`${admin}/healthz`);
@@ -200,7 +122,10 @@ test('a proxy-only process with two cluster workers: whole metrics on the admin 
   const upstream = await recordingUpstream();
   const dataDir = mkdtempSync(join(tmpdir(), 'dx-admin-proxy-'));
   const id = await createProxyId(dataDir);
-  const proxy = serve('proxy', { ADMIN_PORT: '0', PROXY_WORKERS: '2', UPSTREAM_URL: upstream.url }, dataDir);
+  const proxy = serve('proxy', {
+    env: { ADMIN_PORT: '0', PROXY_WORKERS: '2', UPSTREAM_URL: upstream.url },
+    dataDir,
+  });
   try {
     const proxyUrl = await proxy.banner(PROXY);
     const admin = await proxy.banner(ADMIN);
@@ -258,11 +183,10 @@ test('/readyz answers 503 while the process drains on SIGTERM, /healthz stays 20
   upstream.hold = true;
   const dataDir = mkdtempSync(join(tmpdir(), 'dx-admin-drain-'));
   const id = await createProxyId(dataDir);
-  const proxy = serve(
-    'proxy',
-    { ADMIN_PORT: '0', UPSTREAM_URL: upstream.url, SHUTDOWN_GRACE_MS: '20000' },
+  const proxy = serve('proxy', {
+    env: { ADMIN_PORT: '0', UPSTREAM_URL: upstream.url, SHUTDOWN_GRACE_MS: '20000' },
     dataDir,
-  );
+  });
   try {
     const proxyUrl = await proxy.banner(PROXY);
     const admin = await proxy.banner(ADMIN);
@@ -294,7 +218,7 @@ test('/readyz answers 503 while the process drains on SIGTERM, /healthz stays 20
 });
 
 test('with an admin port of its own, /metrics is served there and not on the public API port', async () => {
-  const api = serve('api', { ADMIN_PORT: '0' });
+  const api = serve('api', { env: { ADMIN_PORT: '0' } });
   try {
     const apiUrl = await api.banner(API);
     const admin = await api.banner(ADMIN);
@@ -318,7 +242,7 @@ test('an admin port already taken stops the whole process with one clear message
   busy.listen(0, '127.0.0.1');
   await once(busy, 'listening');
   const { port } = busy.address() as AddressInfo;
-  const worker = serve('worker', { ADMIN_PORT: String(port) });
+  const worker = serve('worker', { env: { ADMIN_PORT: String(port) } });
   try {
     const [code] = (await once(worker.child, 'exit')) as [number | null];
     assert.equal(code, 1);
@@ -386,7 +310,9 @@ test('/readyz answers 503 while the database is unreachable (PostgreSQL)', async
   const relay = await cuttableRelay(new URL(POSTGRES_URL));
   const url = new URL(postgresUrlIn(schema));
   url.host = `127.0.0.1:${relay.port}`;
-  const worker = serve('worker', { ADMIN_PORT: '0', DATABASE_URL: url.toString(), WORKER_POLL_MS: '60000' });
+  const worker = serve('worker', {
+    env: { ADMIN_PORT: '0', DATABASE_URL: url.toString(), WORKER_POLL_MS: '60000' },
+  });
   try {
     const adminUrl = await worker.banner(ADMIN);
     assert.equal((await fetch(`${adminUrl}/readyz`)).status, 200);
@@ -411,11 +337,11 @@ test('/readyz answers 503 while the database is unreachable (PostgreSQL)', async
 test("request ids and traceparent pass through the proxy into the API's log lines", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'dx-admin-trace-'));
   const id = await createProxyId(dataDir);
-  const api = serve('api', {}, dataDir);
+  const api = serve('api', { dataDir });
   let proxy: Served | undefined;
   try {
     const apiUrl = await api.banner(API);
-    proxy = serve('proxy', { ADMIN_PORT: '0', UPSTREAM_URL: apiUrl }, dataDir);
+    proxy = serve('proxy', { env: { ADMIN_PORT: '0', UPSTREAM_URL: apiUrl }, dataDir });
     const proxyUrl = await proxy.banner(PROXY);
     const headers = { authorization: AUTH, 'x-proxyvid': id };
     // Any visible ASCII up to 200 characters is kept, quotes and slashes included.

@@ -2,82 +2,20 @@
 // roles a process runs, and no secret at any level; proxy cluster workers' metrics add up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { once } from 'node:events';
 import { get } from 'node:http';
-
-const BIN = join(process.cwd(), 'bin', 'dx.js');
+import { BANNERS, serve, type Served } from '../support/served.js';
 
 /** The fields every line of every role carries, and their types. */
 const BASE_FIELDS = { level: 'number', time: 'number', pid: 'number', hostname: 'string', msg: 'string' };
 
-interface Served {
-  child: ChildProcessWithoutNullStreams;
-  stdout: () => string;
-  stderr: () => string;
-  /** Waits until stderr (the banner) matches `pattern`; returns the first group. */
-  banner(pattern: RegExp): Promise<string>;
-  /** Sends SIGTERM and returns every stdout line, parsed; the process must exit 0. */
-  stop(): Promise<Record<string, unknown>[]>;
-}
-
-function serve(role: string, env: Record<string, string> = {}): Served {
-  const dataDir = mkdtempSync(join(tmpdir(), 'dx-logs-'));
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--role', role, '--api-port', '0', '--proxy-port', '0'],
-    {
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        // A process without the API would take the default admin port, which parallel tests share.
-        ...(role.includes('api') ? {} : { ADMIN_PORT: '0' }),
-        ...env,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    banner: (pattern) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no banner ${pattern}: ${stderr}`)), 20000);
-        const check = () => {
-          const m = pattern.exec(stderr);
-          if (m === null) return;
-          clearTimeout(timer);
-          child.stderr.off('data', check);
-          resolve(m[1] ?? '');
-        };
-        child.stderr.on('data', check);
-        check();
-      }),
-    stop: async () => {
-      try {
-        child.kill('SIGTERM');
-        const [code] = (await once(child, 'exit')) as [number | null];
-        assert.equal(code, 0, stderr);
-        return stdout
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as Record<string, unknown>);
-      } finally {
-        if (child.exitCode === null) child.kill('SIGKILL');
-        rmSync(dataDir, { recursive: true, force: true });
-      }
-    },
-  };
+/** Stops the process (it must exit 0) and returns every stdout line, parsed. */
+async function stopped(served: Served): Promise<Record<string, unknown>[]> {
+  try {
+    assert.equal(await served.stop(), 0, served.stderr());
+    return served.lines();
+  } finally {
+    served.cleanup();
+  }
 }
 
 /** Asserts the base fields of every line and the role of the role's own lines; returns those. */
@@ -96,13 +34,13 @@ function linesOf(lines: Record<string, unknown>[], pid: number | undefined, role
 test('a worker-only process logs pino JSON lines on stdout with the fields of the API', async () => {
   const api = serve('api');
   const worker = serve('worker');
-  const apiUrl = await api.banner(/API listening on (http:\/\/\S+)\/api\/v1/);
+  const apiUrl = await api.banner(BANNERS.api);
   await worker.banner(/roles worker;/);
   const secret = 'dxt_loggedNowhere0123456789';
   await fetch(`${apiUrl}/api/v1/datasets?sig=topsecretsignature`, {
     headers: { authorization: `Bearer ${secret}` },
   });
-  const [apiLines, workerLines] = await Promise.all([api.stop(), worker.stop()]);
+  const [apiLines, workerLines] = await Promise.all([stopped(api), stopped(worker)]);
 
   const request = linesOf(apiLines, api.child.pid, 'api').find((l) => l.msg === 'incoming request');
   assert.ok(request !== undefined);
@@ -116,7 +54,7 @@ test('a worker-only process logs pino JSON lines on stdout with the fields of th
 });
 
 test('a proxy-only process logs its access lines with the same fields and no secrets', async () => {
-  const proxy = serve('proxy', { UPSTREAM_URL: 'http://127.0.0.1:9' });
+  const proxy = serve('proxy', { env: { UPSTREAM_URL: 'http://127.0.0.1:9' } });
   const proxyUrl = await proxy.banner(/Proxy listening on (http:\/\/\S+) /);
   const authorization = `Basic ${Buffer.from('app:s3cr3t-key|1').toString('base64')}`;
   const res = await fetch(`${proxyUrl}/v4/people?lastName=Sensitive`, {
@@ -124,7 +62,7 @@ test('a proxy-only process logs its access lines with the same fields and no sec
   });
   assert.equal(res.status, 400);
   await res.arrayBuffer();
-  const lines = await proxy.stop();
+  const lines = await stopped(proxy);
 
   const access = linesOf(lines, proxy.child.pid, 'proxy').find((l) => l.msg === 'proxy request');
   assert.ok(access !== undefined, JSON.stringify(lines));
@@ -147,9 +85,9 @@ function getOnNewConnection(url: string, headers: Record<string, string>): Promi
 }
 
 test('the API serves the metrics of every proxy cluster worker, summed', async () => {
-  const service = serve('api,proxy', { UPSTREAM_URL: 'http://127.0.0.1:9', PROXY_WORKERS: '2' });
+  const service = serve('api,proxy', { env: { UPSTREAM_URL: 'http://127.0.0.1:9', PROXY_WORKERS: '2' } });
   const proxyUrl = await service.banner(/Proxy listening on (http:\/\/\S+) /);
-  const apiUrl = await service.banner(/API listening on (http:\/\/\S+)\/api\/v1/);
+  const apiUrl = await service.banner(BANNERS.api);
   const statuses = await Promise.all(
     Array.from({ length: 10 }, () => getOnNewConnection(`${proxyUrl}/v4/echoes`, {})),
   );
@@ -158,7 +96,7 @@ test('the API serves the metrics of every proxy cluster worker, summed', async (
     Array.from({ length: 10 }, () => 401),
   );
   const metrics = await (await fetch(`${apiUrl}/metrics`)).text();
-  const lines = await service.stop();
+  const lines = await stopped(service);
 
   const servedBy = new Set(lines.filter((l) => l.msg === 'proxy request').map((l) => l.pid));
   assert.equal(servedBy.size, 2, 'both workers served requests');
