@@ -56,17 +56,16 @@ describe('access tokens of an installation (fake clock)', () => {
     return { state, fetch };
   }
 
+  /** An app's client for installation 4, speaking to the fake service at `baseUrl`. */
+  function installationOn(clock: { now: number }, baseUrl: string) {
+    const { state, fetch } = fakeService(clock);
+    const app = new DxApp({ baseUrl, appId: 'app_1', privateKey: rsaPem(), fetch, now: () => clock.now });
+    return { state, dx: app.installation(4, 'wsk_x') };
+  }
+
   it('mints once, reuses the token, and replaces it a minute before expiresAt', async () => {
     const clock = { now: START };
-    const { state, fetch } = fakeService(clock);
-    const app = new DxApp({
-      baseUrl: 'http://svc',
-      appId: 'app_1',
-      privateKey: rsaPem(),
-      fetch,
-      now: () => clock.now,
-    });
-    const dx = app.installation(4, 'wsk_x');
+    const { state, dx } = installationOn(clock, 'http://svc');
     await dx.me();
     assert.equal(state.minted, 1);
     assert.deepEqual(state.seen, ['tok-1']);
@@ -98,15 +97,7 @@ describe('access tokens of an installation (fake clock)', () => {
 
   it('replaces a token the service refuses (401) at once and retries the request', async () => {
     const clock = { now: START };
-    const { state, fetch } = fakeService(clock);
-    const app = new DxApp({
-      baseUrl: 'http://svc/api/v1/',
-      appId: 'app_1',
-      privateKey: rsaPem(),
-      fetch,
-      now: () => clock.now,
-    });
-    const dx = app.installation(4, 'wsk_x');
+    const { state, dx } = installationOn(clock, 'http://svc/api/v1/');
     await dx.me();
     state.refused.add('tok-1'); // revoked early
     await dx.me();
