@@ -116,3 +116,16 @@ test('storage mistakes are reported one by one', () => {
     /^S3_TRANSFERS:/m,
   );
 });
+
+test('TRUST_PROXY: off by default; a hop count, or addresses, CIDRs and proxy-addr names', () => {
+  assert.equal(loadConfig({}).trustProxy, false);
+  assert.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, 1);
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1,loopback' }).trustProxy, [
+    '10.0.0.0/8',
+    '::1',
+    'loopback',
+  ]);
+  for (const bad of ['0', '11', 'proxy.example', '10.0.0.0/33', '::1/129', '10.0.0.1/8/2', 'true']) {
+    assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY: /, bad);
+  }
+});

@@ -1,4 +1,5 @@
 // One typed configuration, read from the environment (and CLI flags) once at start and passed down.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { redactUrl } from './lib/redact.js';
 import { allowlistEntryProblem } from './net/address-policy.js';
@@ -66,6 +67,8 @@ const ENV = {
   // -1: not set (the API's port when the API runs here, else DEFAULT_ADMIN_PORT).
   ADMIN_PORT: integer(-1, 0, 65535),
   ADMIN_HOST: text(''),
+  // Reverse proxies whose X-Forwarded-For is believed: '' none, a hop count, or addresses/CIDRs.
+  TRUST_PROXY: text(''),
   ROLES: text(''),
   DATA_DIR: text('./data'),
   DATABASE_URL: text(''),
@@ -133,6 +136,35 @@ function readEnv(source: Record<string, string | undefined>, problems: string[])
   return out as Env;
 }
 
+/** Whose X-Forwarded-For the API believes: nobody (false), the nearest N hops, or these addresses. */
+export type TrustProxy = false | number | string[];
+
+/** The names proxy-addr (Fastify's trustProxy) knows besides addresses and CIDRs. */
+const TRUST_PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function parseTrustProxy(raw: string, problems: string[]): TrustProxy {
+  const value = raw.trim();
+  if (value === '') return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops >= 1 && hops <= 10) return hops;
+    problems.push(`TRUST_PROXY: a hop count must be between 1 and 10 (got ${value})`);
+    return false;
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk =
+      prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (!TRUST_PROXY_NAMES.includes(entry) && (family === 0 || !prefixOk || rest.length > 0))
+      problems.push(
+        `TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address, a CIDR or one of ${TRUST_PROXY_NAMES.join(', ')}`,
+      );
+  }
+  return entries;
+}
+
 /** The admin port of a process that runs no API (the port of OpenTelemetry's Prometheus exporter). */
 export const DEFAULT_ADMIN_PORT = 9464;
 
@@ -142,6 +174,8 @@ export interface Config {
   proxyPort: number;
   /** Where /healthz, /readyz and /metrics are served; see `AdminConfig`. */
   admin: AdminConfig;
+  /** Which reverse proxies' X-Forwarded-For gives the client's address (TRUST_PROXY); see `TrustProxy`. */
+  trustProxy: TrustProxy;
   roles: Role[];
   dataDir: string;
   /** `sqlite:<file>` or a `postgres://` URL. */
@@ -263,6 +297,7 @@ export function loadConfig(
     const bad = allowlistEntryProblem(entry);
     if (bad !== null) problems.push(`WEBHOOK_URL_ALLOWLIST: ${bad}`);
   }
+  const trustProxy = parseTrustProxy(e.TRUST_PROXY, problems);
   const storage = readStorageConfig(e, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -271,6 +306,7 @@ export function loadConfig(
     apiPort: e.API_PORT,
     proxyPort: e.PROXY_PORT,
     admin: { host: e.ADMIN_HOST || e.HOST, port: e.ADMIN_PORT < 0 ? null : e.ADMIN_PORT },
+    trustProxy,
     roles,
     dataDir,
     databaseUrl,

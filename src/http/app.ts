@@ -31,7 +31,7 @@ import { DOCUMENTED_AS } from './schemas/components.js';
 import { requestMetrics } from './metrics.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { isLoggableTracestate, isSafeRequestId, isValidTraceparent } from '../lib/request-id.js';
-import type { Config } from '../config.js';
+import type { Config, TrustProxy } from '../config.js';
 import type { Services } from '../domain/services.js';
 
 declare module 'fastify' {
@@ -75,6 +75,8 @@ export async function buildApp(
     ...(logger !== false ? { loggerInstance: logger } : {}),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,
+    // request.ip (logs, the console's sign-in limit) from X-Forwarded-For only behind trusted proxies.
+    ...trustProxyOption(config.trustProxy),
     // The caller's (or the proxy's) X-Request-Id when safe, by the proxy's rule, so both log the same id.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -158,4 +160,14 @@ export async function buildApp(
     { prefix: API_PREFIX },
   );
   return app;
+}
+
+/** Fastify's trustProxy for TRUST_PROXY; a hop count as the function Fastify itself makes of one
+ * (its types take no number). */
+function trustProxyOption(trust: TrustProxy): {
+  trustProxy?: string[] | ((address: string, hop: number) => boolean);
+} {
+  if (trust === false) return {};
+  if (typeof trust === 'number') return { trustProxy: (_address, hop) => hop < trust };
+  return { trustProxy: trust };
 }

@@ -15,6 +15,8 @@ export class ConsoleBrowser {
     private readonly app: () => FastifyInstance,
     /** The client address the service sees (sign-in is rate limited per email+IP). */
     readonly ip = '127.0.0.1',
+    /** Sent with every request (say, the X-Forwarded-For of a reverse proxy). */
+    private readonly headers: Record<string, string> = {},
   ) {}
 
   private cookieHeader(): string {
@@ -36,7 +38,7 @@ export class ConsoleBrowser {
         method: 'GET',
         url,
         remoteAddress: this.ip,
-        headers: { cookie: this.cookieHeader() },
+        headers: { ...this.headers, cookie: this.cookieHeader() },
       }),
     );
   }
@@ -48,7 +50,11 @@ export class ConsoleBrowser {
         method: 'POST',
         url,
         remoteAddress: this.ip,
-        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          ...this.headers,
+          cookie: this.cookieHeader(),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         payload: new URLSearchParams(form).toString(),
       }),
     );
