@@ -1,7 +1,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { backoffMs, MAX_BACKOFF_MS, signatureHeader } from './deliveries.js';
+import { backoffMs, BACKOFF_JITTER, jittered, MAX_BACKOFF_MS, signatureHeader } from './deliveries.js';
 
 void it('waits base, 2×base, 4×base … between attempts, at most an hour', () => {
   assert.deepEqual(
@@ -14,6 +14,24 @@ void it('waits base, 2×base, 4×base … between attempts, at most an hour', ()
   let n = 1;
   while (t + backoffMs(10_000, n) <= 24 * 3600_000) t += backoffMs(10_000, n++);
   assert.ok(n > 20 && n < 40, String(n));
+});
+
+void it('takes up to a fifth off each wait at random, never adding to it', () => {
+  assert.equal(
+    jittered(10_000, () => 0),
+    10_000,
+  );
+  assert.equal(
+    jittered(10_000, () => 0.5),
+    10_000 * (1 - BACKOFF_JITTER / 2),
+  );
+  assert.equal(
+    jittered(10_000, () => 0.999999),
+    8_000,
+  );
+  const waits = new Set(Array.from({ length: 50 }, () => jittered(60_000)));
+  assert.ok(waits.size > 1, 'the waits differ');
+  for (const w of waits) assert.ok(w > 48_000 && w <= 60_000, String(w));
 });
 
 void it('signs the raw body as sha256=<hex HMAC-SHA256>', () => {

@@ -53,6 +53,16 @@ export function backoffMs(baseMs: number, attempts: number): number {
   return Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.max(0, attempts - 1));
 }
 
+/** Up to this share of each wait is random, so deliveries that failed together (one receiver down)
+ * do not all come back in the same second. */
+export const BACKOFF_JITTER = 0.2;
+
+/** `ms` less a random part of up to BACKOFF_JITTER of it: never later than the plain backoff, so
+ * the 24-hour budget is kept. */
+export function jittered(ms: number, random: () => number = Math.random): number {
+  return Math.round(ms * (1 - BACKOFF_JITTER * random()));
+}
+
 /** Claims the oldest due delivery for `owner` until now + leaseMs (counting an attempt), or
  * returns undefined. The guards are repeated on the row itself, so of two claimers racing for it
  * only one updates it (PostgreSQL re-checks them on the locked row); SKIP LOCKED lets them pass
@@ -145,7 +155,7 @@ export async function recordAttempt(
       delivered_at: stamp,
     });
   } else {
-    const next = now + backoffMs(retryBaseMs, delivery.attempts);
+    const next = now + jittered(backoffMs(retryBaseMs, delivery.attempts));
     outcome = result.final === true || next > delivery.give_up_at ? 'failed' : 'retrying';
     q = db.updateTable('webhook_deliveries').set({
       ...release,
