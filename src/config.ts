@@ -98,6 +98,9 @@ const ENV = {
   JOB_LEASE_MS: integer(30000, 1000, 3600000),
   WORKER_POLL_MS: integer(1000, 10, 600000),
   EXPORT_DOWNLOADS_MAX: integer(4, 1, 1000),
+  // The web console's sessions (domain/console/sessions.ts).
+  CONSOLE_SESSION_IDLE_MINUTES: integer(30, 1, 1440),
+  CONSOLE_SESSION_MAX_HOURS: integer(12, 1, 720),
   // App webhooks (src/worker/webhooks.ts).
   WEBHOOK_URL_ALLOWLIST: text(''),
   WEBHOOK_RETRY_BASE_MS: integer(10000, 1, 3600000),
@@ -134,6 +137,12 @@ function readEnv(source: Record<string, string | undefined>, problems: string[])
     }
   }
   return out as Env;
+}
+
+/** A console session ends after `idleMs` without a request or `absoluteMs` after sign-in. */
+export interface SessionLifetime {
+  idleMs: number;
+  absoluteMs: number;
 }
 
 /** Whose X-Forwarded-For the API believes: nobody (false), the nearest N hops, or these addresses. */
@@ -204,6 +213,8 @@ export interface Config {
   workerPollMs: number;
   /** Export downloads one API process streams at once (each holds a database connection). */
   exportDownloadsMax: number;
+  /** How long a console session lives: idle, and at most after sign-in. */
+  consoleSessions: SessionLifetime;
   /** The request proxy's tuning; see `ProxyConfig`. */
   proxy: ProxyConfig;
   /** App webhooks: where they may point and how they are retried. */
@@ -325,6 +336,10 @@ export function loadConfig(
     jobLeaseMs: e.JOB_LEASE_MS,
     workerPollMs: e.WORKER_POLL_MS,
     exportDownloadsMax: e.EXPORT_DOWNLOADS_MAX,
+    consoleSessions: {
+      idleMs: e.CONSOLE_SESSION_IDLE_MINUTES * 60_000,
+      absoluteMs: e.CONSOLE_SESSION_MAX_HOURS * 3_600_000,
+    },
     proxy: {
       timeoutMs: e.PROXY_TIMEOUT_MS,
       connectTimeoutMs: e.PROXY_CONNECT_TIMEOUT_MS,

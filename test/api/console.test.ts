@@ -12,6 +12,7 @@ import { consoleDb } from '../../src/domain/console/db.js';
 import { CLI_ACTOR } from '../../src/domain/console/audit.js';
 import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/console/people.js';
 import { SIGN_IN_MAX_FAILURES } from '../../src/domain/console/sign-in.js';
+import { hashSecret } from '../../src/lib/secrets.js';
 import type { ConsoleRole } from '../../src/domain/console/roles.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -290,6 +291,28 @@ await forEachDatabase('web console', (target) => {
       .set({ last_seen_ms: Date.now() - 31 * 60 * 1000 })
       .execute();
     assert.equal((await idle.get('/console/home')).statusCode, 303);
+  });
+
+  test('session lifetimes follow the configuration (CONSOLE_SESSION_MAX_HOURS)', async () => {
+    const { b } = await member(await workspace());
+    const idHash = hashSecret(b.cookies.get('dx_console')!);
+    await db()
+      .updateTable('console_sessions')
+      .set({ created_ms: Date.now() - 2 * 3_600_000 })
+      .where('id_hash', '=', idHash)
+      .execute();
+    assert.equal((await b.get('/console/home')).statusCode, 200); // 2 h old: within the default 12
+    const saved = t.config.consoleSessions;
+    t.config.consoleSessions = { ...saved, absoluteMs: 3_600_000 };
+    try {
+      const res = await b.get('/console/home');
+      assert.equal(res.statusCode, 303);
+      assert.equal(res.headers.location, '/console/sign-in');
+    } finally {
+      t.config.consoleSessions = saved;
+    }
+    // An expired session is gone for good, whatever the lifetime later.
+    assert.equal((await b.get('/console/home')).statusCode, 303);
   });
 
   test('a viewer is offered no change and the server refuses one (403)', async () => {

@@ -1,14 +1,14 @@
 // Server-side console sessions. The cookie holds a random 32-byte token; the database holds its
-// sha256 hash, so a leaked database copy cannot be replayed as cookies. A session ends after
-// SESSION_IDLE_MS without a request or SESSION_ABSOLUTE_MS after sign-in, whichever comes first.
+// sha256 hash, so a leaked database copy cannot be replayed as cookies. A session ends after its
+// lifetime's idle time without a request or its absolute time after sign-in, whichever comes first
+// (CONSOLE_SESSION_IDLE_MINUTES, CONSOLE_SESSION_MAX_HOURS).
 // CSRF tokens are synchronizer tokens bound to the session: an HMAC of the session token under
 // the service's signing secret, recomputed and compared in constant time on every form post.
 import { constantTimeEqual, hashSecret, hmac, randomSecret } from '../../lib/secrets.js';
 import type { ConsoleAccountRow } from '../../storage/db/console-tables.js';
+import type { SessionLifetime } from '../../config.js';
 import type { ConsoleDb } from './db.js';
 
-export const SESSION_IDLE_MS = 30 * 60 * 1000;
-export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 /** last_seen is written at most this often, so reading pages does not write on every request. */
 const TOUCH_EVERY_MS = 60 * 1000;
 const TOKEN_PREFIX = 'dxs_';
@@ -21,7 +21,12 @@ export interface ConsoleSession {
 }
 
 /** Opens a new session (a new id every sign-in: no fixation) and returns its token. */
-export async function openSession(db: ConsoleDb, accountId: number, now = Date.now()): Promise<string> {
+export async function openSession(
+  db: ConsoleDb,
+  accountId: number,
+  lifetime: SessionLifetime,
+  now = Date.now(),
+): Promise<string> {
   const token = randomSecret(TOKEN_PREFIX);
   await db
     .insertInto('console_sessions')
@@ -32,8 +37,8 @@ export async function openSession(db: ConsoleDb, accountId: number, now = Date.n
     .deleteFrom('console_sessions')
     .where((eb) =>
       eb.or([
-        eb('last_seen_ms', '<=', now - SESSION_IDLE_MS),
-        eb('created_ms', '<=', now - SESSION_ABSOLUTE_MS),
+        eb('last_seen_ms', '<=', now - lifetime.idleMs),
+        eb('created_ms', '<=', now - lifetime.absoluteMs),
       ]),
     )
     .execute();
@@ -44,6 +49,7 @@ export async function openSession(db: ConsoleDb, accountId: number, now = Date.n
 export async function findSession(
   db: ConsoleDb,
   token: string,
+  lifetime: SessionLifetime,
   now = Date.now(),
 ): Promise<ConsoleSession | null> {
   if (!token.startsWith(TOKEN_PREFIX)) return null;
@@ -55,7 +61,7 @@ export async function findSession(
     .executeTakeFirst();
   if (row === undefined) return null;
   const lastSeen = Number(row.last_seen_ms);
-  if (now - lastSeen >= SESSION_IDLE_MS || now - Number(row.created_ms) >= SESSION_ABSOLUTE_MS) {
+  if (now - lastSeen >= lifetime.idleMs || now - Number(row.created_ms) >= lifetime.absoluteMs) {
     await endSession(db, token);
     return null;
   }

@@ -7,6 +7,7 @@ import { hashSecret } from '../../lib/secrets.js';
 import { audit } from './audit.js';
 import type { ConsoleDb } from './db.js';
 import { verifyPassword } from './passwords.js';
+import type { SessionLifetime } from '../../config.js';
 import { openSession } from './sessions.js';
 
 /** Failures allowed per email+IP within the window before sign-in is refused (429). */
@@ -28,6 +29,7 @@ function limitKey(email: string, ip: string): string {
 export async function signIn(
   db: ConsoleDb,
   input: { email: string; password: string; ip: string },
+  lifetime: SessionLifetime,
   now = Date.now(),
 ): Promise<SignedIn> {
   const email = input.email.trim().toLowerCase();
@@ -73,7 +75,7 @@ export async function signIn(
     throw problem('unauthenticated', 'The email or password is not right.');
   }
   await db.deleteFrom('console_sign_in_failures').where('key', '=', key).execute();
-  const token = await openSession(db, account.id, now);
+  const token = await openSession(db, account.id, lifetime, now);
   await audit(db, { accountId: account.id, name: account.email }, 'session.signed_in');
   return { token, accountId: account.id };
 }

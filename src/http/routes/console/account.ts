@@ -41,7 +41,11 @@ export function accountRoutes(scope: FastifyInstance, deps: ApiDeps, db: Console
     const email = field(request.body, 'email');
     let token: string;
     try {
-      ({ token } = await signIn(db, { email, password: field(request.body, 'password'), ip: request.ip }));
+      ({ token } = await signIn(
+        db,
+        { email, password: field(request.body, 'password'), ip: request.ip },
+        deps.config.consoleSessions,
+      ));
     } catch (err) {
       if (!(err instanceof ProblemError) || (err.status !== 401 && err.status !== 429)) throw err;
       for (const [name, value] of Object.entries(err.headers)) void reply.header(name, value);

@@ -58,7 +58,8 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   scope.addHook('preHandler', async (request, reply) => {
     if (request.routeOptions.url === '/console/console.css') return;
     const token = request.cookies[SESSION_COOKIE];
-    const session = token !== undefined && token !== '' ? await findSession(db, token) : null;
+    const session =
+      token !== undefined && token !== '' ? await findSession(db, token, deps.config.consoleSessions) : null;
     let binding = session?.token ?? request.cookies[PRE_SESSION_COOKIE] ?? '';
     if (binding === '' && request.method === 'GET') {
       binding = randomSecret('dxp_');
