@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
-import { ConfigError, loadConfig } from './config.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, ENV_NAMES, loadConfig } from './config.js';
 
 test('defaults: SQLite under ./data, API on 8080, roles api and worker', () => {
   const c = loadConfig({});
@@ -128,4 +129,11 @@ test('TRUST_PROXY: off by default; a hop count, or addresses, CIDRs and proxy-ad
   for (const bad of ['0', '11', 'proxy.example', '10.0.0.0/33', '::1/129', '10.0.0.1/8/2', 'true']) {
     assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY: /, bad);
   }
+});
+
+test("the README's configuration table lists every variable the service reads", () => {
+  const readme = readFileSync('README.md', 'utf8');
+  const missing = ENV_NAMES.filter((name) => !readme.includes(`\`${name}\``));
+  assert.deepEqual(missing, []);
+  assert.ok(ENV_NAMES.length > 40);
 });

@@ -117,6 +117,8 @@ const ENV = {
   S3_POLL_MS: integer(2000, 100, 3600000),
 };
 type EnvName = keyof typeof ENV;
+/** Every variable's name: the README's table must list each (config.test.ts checks). */
+export const ENV_NAMES = Object.keys(ENV) as EnvName[];
 type Env = { [K in EnvName]: (typeof ENV)[K]['default'] };
 
 /** Reads every variable; a bad one is reported and replaced by its default so the rest is still checked. */
