@@ -184,6 +184,36 @@ await forEachDatabase('app webhooks', (target) => {
     assert.equal((await call('DELETE', '/apps/me/webhook')).status, 404);
   });
 
+  void it('delivers only the events the app chose; unknown or no events are refused', async () => {
+    for (const events of [['dataset.job.done'], [], 'dataset.job.failed']) {
+      const res = await call('PUT', '/apps/me/webhook', { url: `${base}/chosen`, events });
+      assert.equal(res.status, 400, `${JSON.stringify(events)}: ${res.text}`);
+      assert.match(res.type ?? '', /application\/problem\+json/);
+    }
+    const set = await call<{ events: string[] }>('PUT', '/apps/me/webhook', {
+      url: `${base}/chosen`,
+      events: ['dataset.job.failed'],
+    });
+    assert.ok(set.status === 200 || set.status === 201, set.text);
+    assert.deepEqual(set.json.events, ['dataset.job.failed']);
+    assert.deepEqual((await call<{ events: string[] }>('GET', '/apps/me/webhook')).json.events, [
+      'dataset.job.failed',
+    ]);
+    const ds = await h.defineDataset(PROPS, ['id']);
+    const ok = await uploadAndWait(h, ds, 'id,name\n1,a\n');
+    const bad = await uploadAndWait(h, ds, 'id,name\nnot a number,a\n', { mode: 'replace' });
+    await eventually('the failed job delivered', () =>
+      deliveriesTo('/chosen').length >= 1 ? true : undefined,
+    );
+    await new Promise((r) => setTimeout(r, 300)); // and nothing for the completed one
+    const got = deliveriesTo('/chosen').map((r) => JSON.parse(r.raw) as Body);
+    assert.deepEqual(
+      got.map((b) => [b.event, b.job.datasetJobId]),
+      [['dataset.job.failed', bad.datasetJobId]],
+    );
+    assert.notEqual(ok.datasetJobId, bad.datasetJobId);
+  });
+
   void it('delivers one signed event per finished job: completed and failed, with the job view', async () => {
     const { json: hook } = await setHook('/jobs');
     const ds = await h.defineDataset(PROPS, ['id']);

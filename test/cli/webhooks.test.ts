@@ -58,6 +58,26 @@ await forEachDatabase('dx apps webhook', (target) => {
       headers: { authorization: `Bearer ${await partner.jwt()}` },
     });
     assert.equal(res.json<{ url: string }>().url, url);
+    // --events chooses what is delivered; a name that is not an event is refused.
+    const chosen = await dx(
+      { WEBHOOK_URL_ALLOWLIST: '127.0.0.1' },
+      'apps',
+      'webhook',
+      'set',
+      appId,
+      url,
+      '--events',
+      'dataset.job.failed, dataset.job.expired',
+      '--json',
+    );
+    assert.deepEqual((JSON.parse(chosen.stdout) as { events: string[] }).events, [
+      'dataset.job.failed',
+      'dataset.job.expired',
+    ]);
+    await assert.rejects(
+      dx({}, 'apps', 'webhook', 'set', appId, url, '--events', 'job.done'),
+      /unknown: job\.done/,
+    );
     await dx({}, 'apps', 'webhook', 'remove', appId);
     await assert.rejects(dx({}, 'apps', 'webhook', 'show', appId), /no webhook/);
   });

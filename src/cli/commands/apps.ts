@@ -11,7 +11,7 @@ import {
   revokeAppKey,
   type KeyAlgorithm,
 } from '../../domain/identity/apps.js';
-import { getWebhook, removeWebhook, setWebhook } from '../../domain/webhooks/webhooks.js';
+import { getWebhook, removeWebhook, setWebhook, WEBHOOK_EVENTS } from '../../domain/webhooks/webhooks.js';
 import { resolveSigningSecret } from '../../runtime/signing-secret.js';
 import { output, table, withDatabase, type OutputOptions } from '../context.js';
 
@@ -150,12 +150,14 @@ export function registerAppCommands(program: Command): void {
   webhook
     .command('set <appId> <url>')
     .description('set (or replace) the webhook URL with a new secret, shown only now')
+    .option('--events <events>', `comma-separated, among ${WEBHOOK_EVENTS.join(', ')} (default: all)`)
     .option('--json', 'print JSON')
-    .action(async (appId: string, url: string, opts: OutputOptions) => {
+    .action(async (appId: string, url: string, opts: OutputOptions & { events?: string }) => {
       const hook = await withDatabase(({ db }, config) =>
         setWebhook(db, appId, url, {
           signingSecret: resolveSigningSecret(config),
           allowlist: config.webhooks.urlAllowlist,
+          ...(opts.events !== undefined ? { events: opts.events.split(',').map((e) => e.trim()) } : {}),
         }),
       );
       output(opts, hook, () => [

@@ -40,8 +40,9 @@ export async function setWebhook(
   db: Db,
   appId: string,
   url: string,
-  opts: { signingSecret: string; allowlist: readonly string[] },
+  opts: { signingSecret: string; allowlist: readonly string[]; events?: readonly string[] },
 ): Promise<WebhookWithSecret> {
+  const chosen = chosenEvents(opts.events);
   if (url.length > 2048) {
     throw problem('invalid', 'The url is too long.', {
       errors: { url: ['must be at most 2048 characters'] },
@@ -61,7 +62,7 @@ export async function setWebhook(
   if (app === undefined) throw problem('notFound', `App ${appId} not found.`);
   const secret = randomSecret('whsec_');
   const now = nowTimestamp();
-  const events = JSON.stringify(WEBHOOK_EVENTS);
+  const events = JSON.stringify(chosen);
   const sealed = seal(webhookSecretKey(opts.signingSecret), secret, sealContext(appId));
   const row = await db
     .insertInto('app_webhooks')
@@ -72,6 +73,22 @@ export async function setWebhook(
     .returningAll()
     .executeTakeFirstOrThrow();
   return { ...viewWebhook(row), secret };
+}
+
+/** The events an app asked for, in their canonical order; every event when it named none. */
+function chosenEvents(requested: readonly string[] | undefined): WebhookEvent[] {
+  if (requested === undefined) return [...WEBHOOK_EVENTS];
+  const unknown = requested.filter((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e));
+  if (unknown.length > 0 || requested.length === 0) {
+    const fix =
+      unknown.length > 0
+        ? `unknown: ${unknown.join(', ')}`
+        : 'name at least one event, or leave events out for all';
+    throw problem('invalid', `Webhook events ${fix}; choose among ${WEBHOOK_EVENTS.join(', ')}.`, {
+      errors: { events: [fix] },
+    });
+  }
+  return WEBHOOK_EVENTS.filter((e) => requested.includes(e));
 }
 
 /** The app's webhook, or a 404 problem. */

@@ -45,6 +45,7 @@ export function webhookRoutes(app: TypedApp, deps: ApiDeps): void {
       const hook = await setWebhook(deps.db, appId, request.body.url, {
         signingSecret: deps.signingSecret,
         allowlist: deps.config.webhooks.urlAllowlist,
+        ...(request.body.events !== undefined ? { events: request.body.events } : {}),
       });
       return reply.code(existed ? 200 : 201).send(hook);
     },

@@ -15,6 +15,13 @@ export const SetWebhookBody = component(
       maxLength: 2048,
       description: 'http(s) URL the deliveries are POSTed to; internal addresses need WEBHOOK_URL_ALLOWLIST',
     }),
+    events: Type.Optional(
+      Type.Array(Event, {
+        minItems: 1,
+        uniqueItems: true,
+        description: 'The job events to deliver; every event when left out',
+      }),
+    ),
   }),
 );
 

@@ -839,6 +839,8 @@ export interface components {
         SetWebhookRequest: {
             /** @description http(s) URL the deliveries are POSTed to; internal addresses need WEBHOOK_URL_ALLOWLIST */
             url: string;
+            /** @description The job events to deliver; every event when left out */
+            events?: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired")[];
         };
         Webhook: {
             url: string;
