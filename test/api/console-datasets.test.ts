@@ -44,7 +44,7 @@ await forEachDatabase('console datasets and loads', (target) => {
   }
 
   /** A workspace with two connected apps, a dataset both can see, and one finished load with a bad row. */
-  async function campaign() {
+  async function campaign(csv = CSV, maxBadRecords = 1) {
     const canvass = await onboardApp(t, `Canvass App ${++counter}`);
     const survey = await onboardApp(t, `Survey App ${++counter}`, 'ES256');
     const surveyInstallation = await connectInstallation(t.database.db, survey.app.id, canvass.workspaceId);
@@ -63,12 +63,17 @@ await forEachDatabase('console datasets and loads', (target) => {
     });
     assert.equal(created.status, 201, created.text);
     const { datasetId, name } = created.json() as { datasetId: string; name: string };
-    const upload = await api(canvassToken, 'POST', `/datasets/${datasetId}/uploadUrl?maxBadRecords=1`, {
-      contentType: 'csv',
-    });
+    const upload = await api(
+      canvassToken,
+      'POST',
+      `/datasets/${datasetId}/uploadUrl?maxBadRecords=${maxBadRecords}`,
+      {
+        contentType: 'csv',
+      },
+    );
     assert.equal(upload.status, 202, upload.text);
     const { url, jobId } = upload.json() as { url: string; jobId: string };
-    assert.equal((await putFile(url, CSV)).status, 200);
+    assert.equal((await putFile(url, csv)).status, 200);
     for (let i = 0; ; i++) {
       const job = await api(canvassToken, 'GET', `/datasets/jobs/${jobId}`);
       const status = (job.json() as { currentStatus: { datasetJobStatusName: string } }).currentStatus
@@ -92,7 +97,10 @@ await forEachDatabase('console datasets and loads', (target) => {
     const address = email(role);
     const inv = await inviteMember(db(), CLI_ACTOR, { workspaceId, email: address, role });
     const b = new ConsoleBrowser(() => t.app);
-    assert.equal((await b.accept(invitationLink(t.config.publicUrl, inv.token), role, PASSWORD)).statusCode, 303);
+    assert.equal(
+      (await b.accept(invitationLink(t.config.publicUrl, inv.token), role, PASSWORD)).statusCode,
+      303,
+    );
     assert.equal((await b.signIn(address, PASSWORD)).statusCode, 303);
     return { b, address };
   }
@@ -141,7 +149,9 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal(job.statusCode, 200);
     assert.match(job.body, /<dd id="job-status">Completed<\/dd>/);
     const timeline = /<ol id="timeline">([\s\S]*?)<\/ol>/.exec(job.body)![1]!;
-    const steps = [...timeline.matchAll(/<strong>([^<]+)<\/strong>, (\d{4}-[\d:\- ]+ UTC)/g)].map((m) => m[1]);
+    const steps = [...timeline.matchAll(/<strong>([^<]+)<\/strong>, (\d{4}-[\d:\- ]+ UTC)/g)].map(
+      (m) => m[1],
+    );
     assert.deepEqual(steps, ['Waiting for the file', 'Waiting to be loaded', 'Loading', 'Completed']);
     assert.match(job.body, /<dt>Rows read<\/dt>\s*<dd>4<\/dd>\s*<dt>Rows loaded<\/dt>\s*<dd>3<\/dd>/);
     assert.match(job.body, /<dt>Rows rejected<\/dt>\s*<dd>1<\/dd>/);
@@ -149,7 +159,11 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.match(job.body, /<td>3<\/td>\s*<td>id<\/td>\s*<td>[^<]*integer[^<]*<\/td>/);
     const csvHref = `${base}/jobs/${c.jobId}/rejected-rows.csv`;
     assert.ok(job.body.includes(`href="${csvHref}"`), 'the rejected rows are linked in the console');
-    assert.doesNotMatch(job.body, /signature=|\/rejected-rows\/[0-9a-f-]{36}\?/, 'no signed API link on the page');
+    assert.doesNotMatch(
+      job.body,
+      /signature=|\/rejected-rows\/[0-9a-f-]{36}\?/,
+      'no signed API link on the page',
+    );
     const csv = await b.get(csvHref);
     assert.equal(csv.statusCode, 200);
     assert.match(csv.headers['content-type'] as string, /^text\/csv/);
@@ -157,6 +171,31 @@ await forEachDatabase('console datasets and loads', (target) => {
     // Without a session the file is not given.
     const stranger = await new ConsoleBrowser(() => t.app).get(csvHref);
     assert.equal(stranger.statusCode, 303);
+  });
+
+  test("a load's row errors page 100 at a time, in line order", async () => {
+    const bad = Array.from({ length: 105 }, (_, i) => `x${i},Bad,row`);
+    const c = await campaign(['id,name,note', '1,Ada,ok', ...bad, ''].join('\n'), 200);
+    const { b } = await member(c.workspaceId, 'viewer');
+    const href = `/console/workspaces/${c.workspaceId}/jobs/${c.jobId}`;
+    const lines = (body: string) =>
+      [...body.matchAll(/<td>(\d+)<\/td>\s*<td>id<\/td>/g)].map((m) => Number(m[1]));
+    const first = await b.get(href);
+    assert.equal(first.statusCode, 200);
+    assert.deepEqual(
+      lines(first.body),
+      Array.from({ length: 100 }, (_, i) => i + 3),
+    );
+    assert.match(first.body, /<dt>Problems found<\/dt>\s*<dd>105<\/dd>/);
+    const next = /href="([^"]+)">Next 100 errors</.exec(first.body)![1]!.replace(/&amp;/g, '&');
+    const second = await b.get(next);
+    assert.equal(second.statusCode, 200);
+    assert.deepEqual(lines(second.body), [103, 104, 105, 106, 107]);
+    assert.doesNotMatch(second.body, /Next 100 errors/);
+    assert.ok(second.body.includes(`href="${href}">First errors</a>`));
+    const forged = await b.get(`${href}?errors=forged`);
+    assert.equal(forged.statusCode, 400, 'a bad page token is a clear 400 page');
+    assert.match(forged.headers['content-type'] as string, /^text\/html/);
   });
 
   test("the owner takes an app's access away: the app then gets 404 through the API", async () => {
@@ -171,13 +210,18 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal(saved.headers.location, `${page}?done=saved`);
     const after = await b.get(`${page}?done=saved`);
     assert.match(after.body, /role="status">Saved/);
-    assert.match(after.body, new RegExp(`id="apps-that-see">\\s*Apps that can see it: <strong>${c.canvass.name}</strong>`));
+    assert.match(
+      after.body,
+      new RegExp(`id="apps-that-see">\\s*Apps that can see it: <strong>${c.canvass.name}</strong>`),
+    );
 
     // The app that lost its tag: the dataset, its records and its load are not there for it.
     assert.equal((await api(c.survey.token, 'GET', `/datasets/${c.datasetId}`)).status, 404);
     assert.equal((await api(c.survey.token, 'GET', `/datasets/${c.datasetId}/records`)).status, 404);
     assert.equal((await api(c.survey.token, 'GET', `/datasets/jobs/${c.jobId}`)).status, 404);
-    const listed = (await api(c.survey.token, 'GET', '/datasets')).json() as { data: { datasetId: string }[] };
+    const listed = (await api(c.survey.token, 'GET', '/datasets')).json() as {
+      data: { datasetId: string }[];
+    };
     assert.ok(!listed.data.some((d) => d.datasetId === c.datasetId));
     assert.equal((await api(c.canvass.token, 'GET', `/datasets/${c.datasetId}`)).status, 200);
 
@@ -216,7 +260,10 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.match(confirm.body, /cannot be undone/);
     assert.match(confirm.body, /<label for="confirmName">/);
 
-    const wrong = await b.post(`${page}/delete`, { _csrf: csrfOf(confirm.body), confirmName: 'something else' });
+    const wrong = await b.post(`${page}/delete`, {
+      _csrf: csrfOf(confirm.body),
+      confirmName: 'something else',
+    });
     assert.equal(wrong.statusCode, 400);
     assert.match(wrong.body, /role="alert"[^>]*>The name you typed/);
     assert.equal((await api(c.canvass.token, 'GET', `/datasets/${c.datasetId}`)).status, 200);
@@ -233,7 +280,9 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal((await b.get(`${base}/jobs/${c.jobId}`)).statusCode, 404);
     assert.equal((await api(c.canvass.token, 'GET', `/datasets/${c.datasetId}`)).status, 404);
     assert.deepEqual(await t.services.records.listTables(c.datasetId), [], 'the records tables are dropped');
-    const rows = (await auditRows(db(), { workspaceId: c.workspaceId })).filter((r) => r.action === 'dataset.deleted');
+    const rows = (await auditRows(db(), { workspaceId: c.workspaceId })).filter(
+      (r) => r.action === 'dataset.deleted',
+    );
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.actor, address);
     assert.match(rows[0]!.detail!, new RegExp(`\\(${c.datasetId}\\), 3 records`));
@@ -249,7 +298,10 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal(view.statusCode, 200);
     assert.match(view.body, /Apps that can see it/);
     // The only form on the page is the header's sign-out.
-    assert.deepEqual([...view.body.matchAll(/<form[^>]*action="([^"]+)"/g)].map((m) => m[1]), ['/console/sign-out']);
+    assert.deepEqual(
+      [...view.body.matchAll(/<form[^>]*action="([^"]+)"/g)].map((m) => m[1]),
+      ['/console/sign-out'],
+    );
     assert.doesNotMatch(view.body, /\/delete"/);
     assert.equal((await b.get(`${base}/jobs/${c.jobId}`)).statusCode, 200);
     assert.equal((await b.get(`${base}/jobs/${c.jobId}/rejected-rows.csv`)).statusCode, 200);
@@ -286,8 +338,15 @@ await forEachDatabase('console datasets and loads', (target) => {
       assert.equal(res.statusCode, 404, url);
       assert.match(res.headers['content-type'] as string, /^text\/html/);
     }
-    for (const url of [`${base}/datasets/${theirs.datasetId}/apps`, `${base}/datasets/${theirs.datasetId}/delete`])
-      assert.equal((await b.post(url, { _csrf: csrf, app: mine.canvass.id, confirmName: theirs.name })).statusCode, 404, url);
+    for (const url of [
+      `${base}/datasets/${theirs.datasetId}/apps`,
+      `${base}/datasets/${theirs.datasetId}/delete`,
+    ])
+      assert.equal(
+        (await b.post(url, { _csrf: csrf, app: mine.canvass.id, confirmName: theirs.name })).statusCode,
+        404,
+        url,
+      );
     assert.equal((await api(theirs.canvass.token, 'GET', `/datasets/${theirs.datasetId}`)).status, 200);
     assert.equal((await api(theirs.survey.token, 'GET', `/datasets/${theirs.datasetId}`)).status, 200);
 
@@ -295,7 +354,10 @@ await forEachDatabase('console datasets and loads', (target) => {
     const address = email('operator');
     const inv = await inviteOperator(db(), CLI_ACTOR, address);
     const op = new ConsoleBrowser(() => t.app);
-    assert.equal((await op.accept(invitationLink(t.config.publicUrl, inv.token), 'Ops', PASSWORD)).statusCode, 303);
+    assert.equal(
+      (await op.accept(invitationLink(t.config.publicUrl, inv.token), 'Ops', PASSWORD)).statusCode,
+      303,
+    );
     assert.equal((await op.signIn(address, PASSWORD)).statusCode, 303);
     const page = `/console/workspaces/${theirs.workspaceId}/datasets/${theirs.datasetId}`;
     assert.equal((await op.submit(page, `${page}/apps`, { app: theirs.survey.id })).statusCode, 303);

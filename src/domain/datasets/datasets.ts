@@ -174,20 +174,19 @@ export async function deleteDataset(
 }
 
 function visible(db: Db, caller: DatasetReader) {
-  const { appId } = caller;
-  return db
+  const inWorkspace = db
     .selectFrom('datasets as d')
     .selectAll('d')
-    .where('d.workspace_id', '=', caller.workspaceId)
-    .$if(appId !== null, (q) =>
-      q.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('dataset_tags as t')
-          .select(sql`1`.as('one'))
-          .whereRef('t.dataset_id', '=', 'd.id')
-          .where('t.app_id', '=', appId as string),
-      ),
-      ),
-    );
+    .where('d.workspace_id', '=', caller.workspaceId);
+  const { appId } = caller;
+  if (appId === null) return inWorkspace;
+  return inWorkspace.where((eb) =>
+    eb.exists(
+      eb
+        .selectFrom('dataset_tags as t')
+        .select(sql`1`.as('one'))
+        .whereRef('t.dataset_id', '=', 'd.id')
+        .where('t.app_id', '=', appId),
+    ),
+  );
 }

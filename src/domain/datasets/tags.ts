@@ -101,6 +101,7 @@ export async function setDatasetTags(
   const removed = current.filter((t) => !wanted.has(t.platformAppId));
   for (const tag of removed) await removeTag(db, datasetId, tag.datasetTagId);
   const added: DatasetTag[] = [];
-  for (const appId of wanted) if (!had.has(appId)) added.push(await addTag(db, workspaceId, datasetId, appId));
+  for (const appId of wanted)
+    if (!had.has(appId)) added.push(await addTag(db, workspaceId, datasetId, appId));
   return { added, removed };
 }

@@ -55,8 +55,7 @@ export function cellValue(value: ReadValue): SafeHtml | string {
 }
 
 const base = (workspaceId: number) => `/console/workspaces/${workspaceId}`;
-const datasetHref = (workspaceId: number, datasetId: string) =>
-  `${base(workspaceId)}/datasets/${datasetId}`;
+const datasetHref = (workspaceId: number, datasetId: string) => `${base(workspaceId)}/datasets/${datasetId}`;
 const jobHref = (workspaceId: number, jobId: string) => `${base(workspaceId)}/jobs/${jobId}`;
 
 /** Which of a dataset's tagged apps can read it now (connected), and which only once reconnected. */
@@ -73,9 +72,9 @@ function appNames(tags: DatasetTag[]): string {
 }
 
 const HOW_APPS_SEE = html`<p class="hint">
-  An app can read, load or delete a dataset only when both are true: the app is connected to this
-  workspace, and the dataset is shared with it. A new dataset is shared with the app that made it
-  and, unless that app chose otherwise, with every app connected at the time.
+  An app can read, load or delete a dataset only when both are true: the app is connected to this workspace,
+  and the dataset is shared with it. A new dataset is shared with the app that made it and, unless that app
+  chose otherwise, with every app connected at the time.
 </p>`;
 
 /** The workspace's datasets: records, last update, and which apps can see each. */
@@ -108,8 +107,7 @@ export function datasetsPage(
     `Datasets of ${opts.workspaceName}`,
     html`<h1>Datasets of ${opts.workspaceName}</h1>
       <p><a href="${base(opts.workspaceId)}">Back to the workspace</a></p>
-      ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''}
-      ${HOW_APPS_SEE}
+      ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''} ${HOW_APPS_SEE}
       ${
         opts.datasets.length > 0
           ? dataTable(['Dataset', 'Records', 'Last update', 'Apps that can see it'], rows)
@@ -142,7 +140,12 @@ export function datasetPage(
       <dl>
         <dt>Dataset ID</dt>
         <dd><code>${d.datasetId}</code></dd>
-        ${d.description !== '' ? html`<dt>Description</dt><dd>${d.description}</dd>` : ''}
+        ${
+          d.description !== ''
+            ? html`<dt>Description</dt>
+                <dd>${d.description}</dd>`
+            : ''
+        }
         <dt>Records</dt>
         <dd id="record-count">${d.recordCount.toLocaleString('en-US')}</dd>
         <dt>Last update</dt>
@@ -194,15 +197,17 @@ function appsSection(
   const { canSee, notConnected } = visibility(d.datasetTags, connected);
   const shared = new Set(d.datasetTags.map((t) => t.platformAppId));
   const summary = html`<p id="apps-that-see">
-      ${canSee.length > 0 ? html`Apps that can see it: <strong>${appNames(canSee)}</strong>.` : 'No app can see it.'}
-      ${
-        notConnected.length > 0
-          ? html`Also shared with ${appNames(notConnected)}, which is not connected to the workspace now
-              and would see it again if connected.`
-          : ''
-      }
-    </p>`;
-  if (!canChange) return html`<h2>Which apps can see it</h2>${summary}${HOW_APPS_SEE}`;
+    ${canSee.length > 0 ? html`Apps that can see it: <strong>${appNames(canSee)}</strong>.` : 'No app can see it.'}
+    ${
+      notConnected.length > 0
+        ? html`Also shared with ${appNames(notConnected)}, which is not connected to the workspace now and
+          would see it again if connected.`
+        : ''
+    }
+  </p>`;
+  if (!canChange)
+    return html`<h2>Which apps can see it</h2>
+      ${summary}${HOW_APPS_SEE}`;
   // Every connected app, and any app the dataset is still shared with, so either can be unticked.
   const choices = [
     ...connected.map((a) => ({ id: a.platformAppId, name: a.appName, isConnected: true })),
@@ -233,8 +238,8 @@ function appsSection(
               )}
             </fieldset>
             <p class="hint">
-              An app you untick can no longer read, load or delete this dataset: the API answers it as if
-              the dataset did not exist.
+              An app you untick can no longer read, load or delete this dataset: the API answers it as if the
+              dataset did not exist.
             </p>
             <button type="submit">Save who can see it</button>
           </form>`
@@ -245,7 +250,7 @@ function appsSection(
 function jobsTable(workspaceId: number, jobs: Job[]): SafeHtml {
   if (jobs.length === 0) return html`<p>No file has been loaded into this dataset yet.</p>`;
   return dataTable(
-    ['Load', 'Status', 'Rows read', 'Loaded', 'Rejected', 'Started', 'Ended'],
+    ['Load', 'Status', 'Rows read', 'Loaded', 'Rejected', 'Created', 'Ended'],
     jobs.map((j) => {
       const status = j.currentStatus;
       const log = status.logData;
@@ -262,7 +267,8 @@ function jobsTable(workspaceId: number, jobs: Job[]): SafeHtml {
   );
 }
 
-const count = (n: number | undefined | null) => (n === undefined || n === null ? '' : n.toLocaleString('en-US'));
+const count = (n: number | undefined | null) =>
+  n === undefined || n === null ? '' : n.toLocaleString('en-US');
 
 function recordsTable(page: RecordsPage, total: number): SafeHtml {
   if (page.rows.length === 0) return html`<p>The dataset holds no records.</p>`;
@@ -402,7 +408,9 @@ function errorsSection(
           <span class="hint">: every problem with its line number and the row as it was in the file.</span>
         </p>`
       : '';
-  if (errors.data.length === 0 && !later) return html`<p>No row errors.</p>${download}`;
+  if (errors.data.length === 0 && !later)
+    return html`<p>No row errors.</p>
+      ${download}`;
   const next = errors.metadata.nextPageToken;
   return html`<p class="hint">Line numbers count the file's lines; in a CSV file the header is line 1.</p>
     ${download}
