@@ -280,12 +280,10 @@ function recordsTable(page: RecordsPage, total: number): SafeHtml {
       }
       The API and exports give every record.
     </p>
-    <div class="records">
-      ${dataTable(
-        page.properties.map((p) => p.name),
-        page.rows.map((values) => values.map(cellValue)),
-      )}
-    </div>`;
+    ${dataTable(
+      page.properties.map((p) => p.name),
+      page.rows.map((values) => values.map((v) => html`<span class="cell">${cellValue(v)}</span>`)),
+    )}`;
 }
 
 /** The confirmation step of deleting a dataset: what is lost, and its name typed to go on. */
@@ -308,7 +306,7 @@ export function deleteDatasetPage(
         <li>
           ${
             canSee.length > 0
-              ? html`the access of ${appNames(canSee)}: the API will answer them that it does not exist.`
+              ? html`the access of ${appNames(canSee)}: the API will tell them it does not exist.`
               : 'the dataset for every app.'
           }
         </li>
@@ -372,8 +370,7 @@ export function jobPage(
         ${opts.timeline.map(
           (e) =>
             html`<li>
-              <strong>${STATUS_WORDS[e.datasetJobStatusName]}</strong>, ${when(e.dateCreated)}
-              ${e.logData?.message !== undefined && e.logData.message !== '' ? html`: ${e.logData.message}` : ''}
+              <strong>${STATUS_WORDS[e.datasetJobStatusName]}</strong>, ${when(e.dateCreated)}${message(e)}
             </li>`,
         )}
       </ol>
@@ -395,6 +392,8 @@ export function jobPage(
   );
 }
 
+const message = (e: JobStatusEntry) => (e.logData?.message ? `: ${e.logData.message}` : '');
+
 function errorsSection(
   href: string,
   errors: ErrorsPage,
@@ -404,8 +403,8 @@ function errorsSection(
   const download =
     rejectedRowsHref !== null
       ? html`<p>
-          <a href="${rejectedRowsHref}" download>Download the rejected rows (CSV)</a>
-          <span class="hint">: every problem with its line number and the row as it was in the file.</span>
+          <a href="${rejectedRowsHref}" download>Download the rejected rows (CSV)</a>:
+          <span class="hint">every problem with its line number and the row as it was in the file.</span>
         </p>`
       : '';
   if (errors.data.length === 0 && !later)
