@@ -209,7 +209,7 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal(saved.statusCode, 303, saved.body);
     assert.equal(saved.headers.location, `${page}?done=saved`);
     const after = await b.get(`${page}?done=saved`);
-    assert.match(after.body, /role="status">Saved/);
+    assert.match(after.body, /role="status">Saved\./);
     assert.match(
       after.body,
       new RegExp(`id="apps-that-see">\\s*Apps that can see it: <strong>${c.canvass.name}</strong>`),
@@ -234,6 +234,25 @@ await forEachDatabase('console datasets and loads', (target) => {
     const noApp = await b.get(page);
     assert.equal(noApp.statusCode, 200, 'the console still shows a dataset no app can see');
     assert.match(noApp.body, /No app can see it\./);
+    // Both boxes ticked: the form sends `app` twice, and both apps see it again.
+    const both = await t.app.inject({
+      method: 'POST',
+      url: `${page}/apps`,
+      headers: {
+        cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: new URLSearchParams([
+        ['_csrf', csrfOf(noApp.body)],
+        ['app', c.canvass.id],
+        ['app', c.survey.id],
+      ]).toString(),
+    });
+    assert.equal(both.statusCode, 303, both.body);
+    assert.equal((await api(c.survey.token, 'GET', `/datasets/${c.datasetId}`)).status, 200);
+    assert.equal((await api(c.canvass.token, 'GET', `/datasets/${c.datasetId}`)).status, 200);
+    assert.equal((await b.submit(page, `${page}/apps`, {})).statusCode, 303);
+    assert.equal((await b.submit(page, `${page}/apps`, {})).statusCode, 303, 'a save that changes nothing');
 
     // An app that is not connected to the workspace cannot be given access: a clear 400 page.
     const stranger = await onboardApp(t, 'Stranger App');
@@ -244,7 +263,11 @@ await forEachDatabase('console datasets and loads', (target) => {
     const rows = (await auditRows(db(), { workspaceId: c.workspaceId })).filter(
       (r) => r.action === 'dataset.apps_changed',
     );
-    assert.equal(rows.length, 3, 'one row per change; the refused one wrote none');
+    assert.equal(
+      rows.length,
+      5,
+      'one row per change; the refused one and the one changing nothing wrote none',
+    );
     assert.equal(rows.at(-1)!.actor, address);
     assert.ok(rows.at(-1)!.detail!.includes(`no longer with ${c.survey.name}`), rows.at(-1)!.detail!);
     assert.ok(rows.at(-1)!.detail!.includes(c.datasetId));

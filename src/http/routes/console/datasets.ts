@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { problem } from '../../../errors.js';
 import type { ApiDeps } from '../../deps.js';
-import type { ConsoleDb } from '../../../domain/console/db.js';
+import { consoleDb, type ConsoleDb } from '../../../domain/console/db.js';
 import { audit, type Actor } from '../../../domain/console/audit.js';
 import { requireChange, workspaceAccess, type WorkspaceAccess } from '../../../domain/console/access.js';
 import {
@@ -16,7 +16,6 @@ import {
 import { connectedApps, setDatasetTags } from '../../../domain/datasets/tags.js';
 import { listDatasetJobs } from '../../../domain/jobs/jobs.js';
 import { recordsPage } from '../../../domain/records/pages.js';
-import { consoleDb } from '../../../domain/console/db.js';
 import { pageContext, requireSession, sendPage } from './context.js';
 import { field } from './form.js';
 import { workspaceIdOf } from './workspaces.js';
@@ -56,11 +55,17 @@ function checkedApps(body: unknown): string[] {
   return list;
 }
 
-const NOTICES: Record<string, string> = {
-  saved: 'Saved: the apps ticked below can see this dataset; the others cannot.',
+/** What a page says after a change it was sent to by (`?done=`). */
+const NOTICES = {
+  saved: 'Saved. The page shows which apps can see this dataset now.',
   deleted: 'The dataset was deleted.',
-};
-const noticeOf = (query: unknown) => NOTICES[(query as { done?: string }).done ?? ''] ?? null;
+} as const;
+function noticeOf(query: unknown): string | null {
+  const done = (query as { done?: unknown }).done;
+  return typeof done === 'string' && Object.hasOwn(NOTICES, done)
+    ? NOTICES[done as keyof typeof NOTICES]
+    : null;
+}
 
 /** /console/workspaces/:workspaceId/datasets[/:datasetId[/apps|/delete]]. */
 export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {

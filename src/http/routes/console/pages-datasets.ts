@@ -6,7 +6,7 @@ import { csrfField, dataTable, errorBox, layout, type PageContext } from './page
 import type { Dataset, DatasetTag } from '../../../domain/datasets/view.js';
 import type { TagApp } from '../../../domain/datasets/tags.js';
 import type { Job, JobStatusEntry } from '../../../domain/jobs/view.js';
-import type { JobStatus } from '../../../domain/jobs/status.js';
+import type { JobStatus, LoadMode } from '../../../domain/jobs/status.js';
 import type { ErrorsPage } from '../../../domain/jobs/row-errors.js';
 import type { RecordsPage } from '../../../domain/records/pages.js';
 import type { ReadValue } from '../../../storage/records/record-store.js';
@@ -36,6 +36,14 @@ const ENDED: Record<JobStatus, boolean> = {
   Completed: true,
   Failed: true,
   Expired: true,
+};
+
+/** What each load mode does to the dataset's records (docs/loading.md, "Load modes"). */
+const MODE_WORDS: Record<LoadMode, string> = {
+  create: 'first load: the file becomes the records',
+  replace: 'replace: the file becomes all the records',
+  append: 'append: the file’s records are added',
+  upsert: 'update or add: records with a known key are replaced, others added',
 };
 
 /** A stored timestamp as people read it: `2026-11-24 06:45:46 UTC`. */
@@ -359,7 +367,7 @@ export function jobPage(
         <dt>Load ID</dt>
         <dd><code>${job.datasetJobId}</code></dd>
         <dt>Mode</dt>
-        <dd>${job.mode}${job.dryRun ? ' (dry run: nothing changed)' : ''}</dd>
+        <dd>${MODE_WORDS[job.mode]}${job.dryRun ? ' (dry run: nothing changed)' : ''}</dd>
         <dt>File format</dt>
         <dd>${job.contentType ?? 'not known yet'}</dd>
         <dt>Asked for by</dt>
