@@ -14,6 +14,8 @@ export const AUDIT_ACTIONS = [
   'session.signed_in',
   'session.sign_in_failed',
   'session.signed_out',
+  'dataset.apps_changed',
+  'dataset.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,8 +1,8 @@
 // Defining, listing, renaming and deleting datasets. A token sees the datasets of its workspace
 // tagged with its app; anything else is "not found" (never "forbidden": no existence leak).
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
-import type { DatasetRow } from '../../storage/db/tables.js';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DatasetRow, Tables } from '../../storage/db/tables.js';
 import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
 import type { RecordStore } from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
@@ -19,6 +19,18 @@ export interface DatasetCaller {
   workspaceId: number;
   ownerUserId: number;
 }
+
+/**
+ * Who reads a dataset: an installation (a DatasetCaller) sees the datasets of its workspace tagged
+ * with its app; a member of the workspace in the console (appId null) sees every dataset of it.
+ */
+export interface DatasetReader {
+  workspaceId: number;
+  appId: string | null;
+}
+
+/** The console's reader: a member of the workspace, who sees all its datasets whatever their tags. */
+export const workspaceReader = (workspaceId: number): DatasetReader => ({ workspaceId, appId: null });
 
 export interface NewDatasetInput {
   name: string;
@@ -80,13 +92,13 @@ export async function createDataset(db: Db, caller: DatasetCaller, input: NewDat
 }
 
 /** Lists the datasets the caller may see, oldest first. */
-export async function listDatasets(db: Db, caller: DatasetCaller): Promise<Dataset[]> {
+export async function listDatasets(db: Db, caller: DatasetReader): Promise<Dataset[]> {
   const rows = await visible(db, caller).orderBy('d.created_at').orderBy('d.id').execute();
   return viewDatasets(db, rows);
 }
 
 /** One dataset the caller may see, in the public shape. */
-export async function getDataset(db: Db, caller: DatasetCaller, datasetId: string): Promise<Dataset> {
+export async function getDataset(db: Db, caller: DatasetReader, datasetId: string): Promise<Dataset> {
   const [view] = await viewDatasets(db, [await findVisibleDataset(db, caller, datasetId)]);
   if (view === undefined) throw problem('notFound', `Dataset ${datasetId} not found.`);
   return view;
@@ -95,7 +107,7 @@ export async function getDataset(db: Db, caller: DatasetCaller, datasetId: strin
 /** The row of a dataset the caller may see, or a 404 problem. */
 export async function findVisibleDataset(
   db: Db,
-  caller: DatasetCaller,
+  caller: DatasetReader,
   datasetId: string,
 ): Promise<DatasetRow> {
   const row = await visible(db, caller).where('d.id', '=', datasetId).executeTakeFirst();
@@ -131,7 +143,6 @@ export async function updateDataset(
   return getDataset(db, caller, datasetId);
 }
 
-/** Deletes a dataset; returns its records table (if any) so the caller can drop it and its files. */
 /** Where a dataset's data lives besides its row: record tables and files. */
 export interface DatasetStorage {
   records: RecordStore;
@@ -140,16 +151,21 @@ export interface DatasetStorage {
 
 /**
  * Deletes a dataset the caller sees, then everything it held: every records table (current,
- * retired, staging of a running job) and every file (uploads, exports).
+ * retired, staging of a running job) and every file (uploads, exports). `alongside` runs in the
+ * transaction that deletes the row (the console writes its audit row there).
  */
 export async function deleteDataset(
-  db: Db,
+  db: Kysely<Tables>,
   storage: DatasetStorage,
-  caller: DatasetCaller,
+  caller: DatasetReader,
   datasetId: string,
+  alongside?: (trx: Transaction<Tables>, row: DatasetRow) => Promise<void>,
 ): Promise<void> {
   const row = await findVisibleDataset(db, caller, datasetId);
-  await db.deleteFrom('datasets').where('id', '=', datasetId).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('datasets').where('id', '=', datasetId).execute();
+    await alongside?.(trx, row);
+  });
   const tables = new Set(await storage.records.listTables(row.id));
   if (row.records_table !== null) tables.add(row.records_table);
   for (const table of tables) await storage.records.dropTable(table);
@@ -157,18 +173,20 @@ export async function deleteDataset(
   await storage.objects.deletePrefix(objectKeys.dataset(row.id));
 }
 
-function visible(db: Db, caller: DatasetCaller) {
-  return db
+function visible(db: Db, caller: DatasetReader) {
+  const inWorkspace = db
     .selectFrom('datasets as d')
     .selectAll('d')
-    .where('d.workspace_id', '=', caller.workspaceId)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('dataset_tags as t')
-          .select(sql`1`.as('one'))
-          .whereRef('t.dataset_id', '=', 'd.id')
-          .where('t.app_id', '=', caller.appId),
-      ),
-    );
+    .where('d.workspace_id', '=', caller.workspaceId);
+  const { appId } = caller;
+  if (appId === null) return inWorkspace;
+  return inWorkspace.where((eb) =>
+    eb.exists(
+      eb
+        .selectFrom('dataset_tags as t')
+        .select(sql`1`.as('one'))
+        .whereRef('t.dataset_id', '=', 'd.id')
+        .where('t.app_id', '=', appId),
+    ),
+  );
 }

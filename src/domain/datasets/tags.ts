@@ -65,3 +65,43 @@ export async function removeTag(db: Db, datasetId: string, datasetTagId: string)
     .executeTakeFirst();
   if (result.numDeletedRows === 0n) throw problem('notFound', `Dataset tag ${datasetTagId} not found.`);
 }
+
+/** The tags of one dataset, oldest first. */
+export async function tagsOf(db: Db, datasetId: string): Promise<DatasetTag[]> {
+  const rows = await db
+    .selectFrom('dataset_tags as t')
+    .innerJoin('apps as a', 'a.id', 't.app_id')
+    .select(['t.id', 't.dataset_id', 't.app_id', 'a.name'])
+    .where('t.dataset_id', '=', datasetId)
+    .orderBy('t.created_at')
+    .orderBy('t.id')
+    .execute();
+  return rows.map((r) => ({
+    datasetTagId: r.id,
+    name: r.name,
+    datasetId: r.dataset_id,
+    ...appIdFields(r.app_id),
+  }));
+}
+
+/**
+ * Makes a dataset's tags exactly `appIds` (the console's list of checkboxes), one addTag or
+ * removeTag per difference, as the API's tag routes do; returns the tags added and removed.
+ * A tag of an app no longer connected may stay or go, but a new tag needs a connected app.
+ */
+export async function setDatasetTags(
+  db: Db,
+  workspaceId: number,
+  datasetId: string,
+  appIds: readonly string[],
+): Promise<{ added: DatasetTag[]; removed: DatasetTag[] }> {
+  const wanted = new Set(appIds);
+  const current = await tagsOf(db, datasetId);
+  const had = new Set(current.map((t) => t.platformAppId));
+  const removed = current.filter((t) => !wanted.has(t.platformAppId));
+  for (const tag of removed) await removeTag(db, datasetId, tag.datasetTagId);
+  const added: DatasetTag[] = [];
+  for (const appId of wanted)
+    if (!had.has(appId)) added.push(await addTag(db, workspaceId, datasetId, appId));
+  return { added, removed };
+}

@@ -7,7 +7,7 @@ import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import type { Db } from '../identity/users.js';
-import { findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
+import { findVisibleDataset, type DatasetReader } from '../datasets/datasets.js';
 import {
   JOB_STATUS_CODES,
   type ContentType,
@@ -256,7 +256,7 @@ async function appendStatus(
 }
 
 /** The row of a job whose dataset the caller may see, or a 404 problem. */
-export async function findVisibleJob(db: Db, caller: DatasetCaller, jobId: string): Promise<DatasetJobRow> {
+export async function findVisibleJob(db: Db, caller: DatasetReader, jobId: string): Promise<DatasetJobRow> {
   const row = await db.selectFrom('dataset_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
   const notFound = problem('notFound', `Job ${jobId} not found.`);
   if (row === undefined) throw notFound;
@@ -271,7 +271,7 @@ export async function findVisibleJob(db: Db, caller: DatasetCaller, jobId: strin
 /** One job in the public shape. */
 export async function getJob(
   db: Db,
-  caller: DatasetCaller,
+  caller: DatasetReader,
   jobId: string,
   signing: LinkSigning,
 ): Promise<Job> {
@@ -281,7 +281,7 @@ export async function getJob(
 }
 
 /** Every status entry of a job, oldest first. */
-export async function jobLogs(db: Db, caller: DatasetCaller, jobId: string): Promise<JobStatusEntry[]> {
+export async function jobLogs(db: Db, caller: DatasetReader, jobId: string): Promise<JobStatusEntry[]> {
   await findVisibleJob(db, caller, jobId);
   const rows = await db
     .selectFrom('dataset_job_logs')
@@ -295,7 +295,7 @@ export async function jobLogs(db: Db, caller: DatasetCaller, jobId: string): Pro
 /** The current status entry of a job; while it runs, with the live figures of its progress. */
 export async function currentJobStatus(
   db: Db,
-  caller: DatasetCaller,
+  caller: DatasetReader,
   jobId: string,
 ): Promise<JobStatusEntry> {
   const job = await findVisibleJob(db, caller, jobId);
@@ -310,12 +310,13 @@ export async function currentJobStatus(
   return withLiveProgress(viewStatusEntry(row), progressOf(job));
 }
 
-/** The jobs of a dataset the caller may see, newest first. */
+/** The jobs of a dataset the caller may see, newest first; the newest `limit` when given. */
 export async function listDatasetJobs(
   db: Db,
-  caller: DatasetCaller,
+  caller: DatasetReader,
   datasetId: string,
   signing: LinkSigning,
+  limit?: number,
 ): Promise<Job[]> {
   await findVisibleDataset(db, caller, datasetId);
   const rows = await db
@@ -324,6 +325,7 @@ export async function listDatasetJobs(
     .where('dataset_id', '=', datasetId)
     .orderBy('created_at', 'desc')
     .orderBy('id')
+    .$if(limit !== undefined, (q) => q.limit(limit ?? 0))
     .execute();
   return viewJobs(db, rows, signing);
 }

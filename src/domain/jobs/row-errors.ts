@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { DatasetJobErrorRow, DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import type { Db } from '../identity/users.js';
-import type { DatasetCaller } from '../datasets/datasets.js';
+import type { DatasetReader } from '../datasets/datasets.js';
 import type { CollectedError } from '../loading/index.js';
 import { decodePageToken, encodePageToken, invalidPageToken, parsePageSize } from '../records/query.js';
 import { csvField } from '../records/render.js';
@@ -103,7 +103,7 @@ export interface ErrorsPage {
 /** One page of a visible job's errors, in line order; the token is tied to the job's attempt. */
 export async function rowErrorsPage(
   db: Db,
-  caller: DatasetCaller,
+  caller: DatasetReader,
   jobId: string,
   query: { pageSize?: unknown; pageToken?: unknown },
 ): Promise<ErrorsPage> {

@@ -1,27 +1,50 @@
 // GET /datasets/:id/records: keyset pages of a dataset's current records, rendered as JSON text
-// (built by hand so 64-bit integers keep every digit).
+// (built by hand so 64-bit integers keep every digit); the console reads the same pages as values.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../storage/db/tables.js';
 import {
   InvalidPosition,
   orderColumns,
   type KeysetPosition,
+  type ReadValue,
   type RecordStore,
 } from '../../storage/records/record-store.js';
 import { problem } from '../../errors.js';
-import { datasetSchemaOf, findVisibleDataset, type DatasetCaller } from '../datasets/datasets.js';
-import { tableSchemaOf } from '../datasets/schema.js';
+import { datasetSchemaOf, findVisibleDataset, type DatasetReader } from '../datasets/datasets.js';
+import { tableSchemaOf, type SchemaProperty } from '../datasets/schema.js';
 import { decodePageToken, encodePageToken, invalidPageToken, parseFilters, parsePageSize } from './query.js';
 import { recordJson } from './render.js';
+
+/** One page of a dataset's current records as read: values aligned with the schema's properties. */
+export interface RecordsPage {
+  properties: SchemaProperty[];
+  rows: ReadValue[][];
+  nextPageToken: string | null;
+}
 
 /** Answers a page request with the JSON text of `{metadata: {count, nextPageToken}, data}`. */
 export async function recordsPageJson(
   db: Kysely<Tables>,
   records: RecordStore,
-  caller: DatasetCaller,
+  caller: DatasetReader,
   datasetId: string,
   query: Record<string, unknown>,
 ): Promise<string> {
+  const p = await recordsPage(db, records, caller, datasetId, query);
+  return page(
+    p.rows.map((values) => recordJson(p.properties, values)),
+    p.nextPageToken,
+  );
+}
+
+/** A keyset page of a visible dataset's records (GET .../records, and the console's first page). */
+export async function recordsPage(
+  db: Kysely<Tables>,
+  records: RecordStore,
+  caller: DatasetReader,
+  datasetId: string,
+  query: Record<string, unknown>,
+): Promise<RecordsPage> {
   const ds = await findVisibleDataset(db, caller, datasetId);
   const schema = await datasetSchemaOf(db, datasetId);
   const table = tableSchemaOf(schema);
@@ -38,7 +61,7 @@ export async function recordsPageJson(
     }
     after = token.k;
   }
-  if (ds.records_table === null) return page([], null);
+  if (ds.records_table === null) return { properties: schema.properties, rows: [], nextPageToken: null };
   const rows = await records
     .readPage(ds.records_table, table, { filters, after, limit: pageSize + 1 })
     .catch((err: unknown) => {
@@ -49,10 +72,7 @@ export async function recordsPageJson(
   const shown = more ? rows.slice(0, pageSize) : rows;
   const last = shown.at(-1);
   const next = more && last !== undefined ? encodePageToken({ g: ds.generation, k: last.position }) : null;
-  return page(
-    shown.map((r) => recordJson(schema.properties, r.values)),
-    next,
-  );
+  return { properties: schema.properties, rows: shown.map((r) => r.values), nextPageToken: next };
 }
 
 function page(items: string[], next: string | null): string {

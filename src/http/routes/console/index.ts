@@ -21,6 +21,8 @@ import {
 } from './context.js';
 import { accountRoutes } from './account.js';
 import { workspaceRoutes } from './workspaces.js';
+import { consoleDatasetRoutes } from './datasets.js';
+import { consoleJobRoutes } from './jobs.js';
 import { CONSOLE_CSS } from './style.js';
 import { errorPage } from './pages.js';
 
@@ -103,4 +105,6 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   );
   accountRoutes(scope, deps, db);
   workspaceRoutes(scope, deps, db);
+  consoleDatasetRoutes(scope, deps, db);
+  consoleJobRoutes(scope, deps, db);
 }

@@ -11,7 +11,7 @@ export interface PageContext {
   signedInAs: { email: string; displayName: string } | null;
 }
 
-const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
+export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
 
 /** The frame of every page: skip link, header with sign-out, one main landmark. */
 export function layout(ctx: PageContext, title: string, body: SafeHtml): string {
@@ -42,7 +42,7 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
     </html> `.value;
 }
 
-const errorBox = (message: string | null) =>
+export const errorBox = (message: string | null) =>
   message !== null ? html`<p class="error" role="alert" id="form-error">${message}</p>` : '';
 
 /** Sign-in with email and password. */
@@ -210,6 +210,7 @@ export function workspacePage(
         <dd id="your-role">${opts.roleLabel}</dd>
       </dl>
       <p class="hint">An app developer needs the Workspace ID and the Workspace Key to connect an app.</p>
+      <p><a href="/console/workspaces/${opts.workspaceId}/datasets">Datasets and loads</a></p>
       <h2>Members</h2>
       ${dataTable(
         ['Name', 'Email', 'Role'],
@@ -250,7 +251,7 @@ export function errorPage(ctx: PageContext, status: number, title: string, detai
 }
 
 /** A table of `rows` under column `headers`, scrollable on its own on a narrow screen. */
-function dataTable(headers: readonly string[], rows: readonly (readonly unknown[])[]): SafeHtml {
+export function dataTable(headers: readonly string[], rows: readonly (readonly unknown[])[]): SafeHtml {
   return html`<div class="table-wrap">
     <table>
       <thead>

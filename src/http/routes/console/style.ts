@@ -32,5 +32,13 @@ code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wr
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
+fieldset{border:1px solid #595959;border-radius:4px;margin:1rem 0 0;padding:.5rem 1rem 1rem}
+legend{font-weight:600;padding:0 .25rem}
+.check{display:flex;align-items:center;gap:.5rem;margin-top:.5rem}
+.check input{width:auto;margin:0;flex:none}
+.check label{margin:0;font-weight:400;overflow-wrap:anywhere}
+button.danger{background:#a30000;border-color:#a30000}
+button.danger:hover{background:#6e0000;border-color:#6e0000}
+.cell{display:block;min-width:6rem;max-width:20rem;overflow-wrap:break-word}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
 `;

@@ -1,0 +1,70 @@
+// A load (job) of a workspace's dataset in the console: its page, and its rejected-rows file.
+// The file is streamed by a console route to a signed-in member, not through the API's signed
+// link: a signed link is a bearer credential for an hour that would sit in the page, the browser's
+// history and anything the member pastes it into; this route asks for the session every time.
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { problem } from '../../../errors.js';
+import type { ApiDeps } from '../../deps.js';
+import type { ConsoleDb } from '../../../domain/console/db.js';
+import { getDataset, workspaceReader } from '../../../domain/datasets/datasets.js';
+import { getJob, jobLogs } from '../../../domain/jobs/jobs.js';
+import { rejectedRowsCsv, rowErrorsPage } from '../../../domain/jobs/row-errors.js';
+import { pageContext, sendPage } from './context.js';
+import { accessOf, idParam } from './datasets.js';
+import { ERRORS_PER_PAGE, jobPage } from './pages-datasets.js';
+
+const hidden = { schema: { hide: true } };
+
+/** /console/workspaces/:workspaceId/jobs/:jobId[/rejected-rows.csv]. */
+export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
+  const signing = () => ({ publicUrl: deps.config.publicUrl, signingSecret: deps.signingSecret });
+  const prefix = '/workspaces/:workspaceId/jobs/:jobId';
+
+  scope.get(prefix, hidden, async (request, reply) => {
+    const { access } = await accessOf(db, request);
+    const jobId = idParam(request.params, 'jobId', 'load');
+    const reader = workspaceReader(access.workspaceId);
+    const job = await getJob(deps.db, reader, jobId, signing());
+    const raw = (request.query as { errors?: unknown }).errors;
+    const errorsToken = typeof raw === 'string' ? raw : '';
+    const [dataset, timeline, errors] = await Promise.all([
+      getDataset(deps.db, reader, job.datasetId),
+      jobLogs(deps.db, reader, jobId),
+      rowErrorsPage(deps.db, reader, jobId, {
+        pageSize: String(ERRORS_PER_PAGE),
+        ...(errorsToken !== '' ? { pageToken: errorsToken } : {}),
+      }),
+    ]);
+    return sendPage(
+      reply,
+      200,
+      jobPage(pageContext(deps, request), {
+        workspaceId: access.workspaceId,
+        datasetName: dataset.name,
+        job,
+        timeline,
+        errors,
+        laterErrorsPage: errorsToken !== '',
+        // The API's job view offers the file exactly when the ended job has defects; so does the page.
+        rejectedRowsHref:
+          job.rejectedRowsUrl !== null
+            ? `/console/workspaces/${access.workspaceId}/jobs/${jobId}/rejected-rows.csv`
+            : null,
+      }),
+    );
+  });
+
+  scope.get(`${prefix}/rejected-rows.csv`, hidden, async (request, reply) => {
+    const { access } = await accessOf(db, request);
+    const jobId = idParam(request.params, 'jobId', 'load');
+    // Visible to the member (404 otherwise), as the job page is.
+    await getJob(deps.db, workspaceReader(access.workspaceId), jobId, signing());
+    const csv = await rejectedRowsCsv(deps.db, jobId);
+    if (csv === undefined) throw problem('notFound', 'The load is gone (its dataset was deleted).');
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="rejected-rows-${jobId}.csv"`)
+      .send(Readable.from(csv));
+  });
+}

@@ -1,0 +1,432 @@
+// The console's pages of a workspace's datasets and their loads (jobs): the list with which apps
+// can see each dataset, one dataset (who sees it, schema, recent loads, first records), deleting
+// it with a confirmation, and one load (timeline, counts, row errors).
+import { html, type SafeHtml } from './html.js';
+import { csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
+import type { Dataset, DatasetTag } from '../../../domain/datasets/view.js';
+import type { TagApp } from '../../../domain/datasets/tags.js';
+import type { Job, JobStatusEntry } from '../../../domain/jobs/view.js';
+import type { JobStatus, LoadMode } from '../../../domain/jobs/status.js';
+import type { ErrorsPage } from '../../../domain/jobs/row-errors.js';
+import type { RecordsPage } from '../../../domain/records/pages.js';
+import type { ReadValue } from '../../../storage/records/record-store.js';
+
+/** Records shown on a dataset's page (one page of the records API). */
+export const FIRST_RECORDS = 50;
+/** Loads shown on a dataset's page. */
+export const RECENT_JOBS = 10;
+/** Row errors per page of a load's page. */
+export const ERRORS_PER_PAGE = 100;
+/** A longer value is cut to this many characters in the records table. */
+const CELL_CHARS = 120;
+
+/** A status in the words of someone who loads files, not of the job queue. */
+const STATUS_WORDS: Record<JobStatus, string> = {
+  Created: 'Waiting for the file',
+  Queued: 'Waiting to be loaded',
+  Running: 'Loading',
+  Completed: 'Completed',
+  Failed: 'Failed',
+  Expired: 'Expired (no file arrived in time)',
+};
+const ENDED: Record<JobStatus, boolean> = {
+  Created: false,
+  Queued: false,
+  Running: false,
+  Completed: true,
+  Failed: true,
+  Expired: true,
+};
+
+/** What each load mode does to the dataset's records (docs/loading.md, "Load modes"). */
+const MODE_WORDS: Record<LoadMode, string> = {
+  create: 'first load: the file becomes the records',
+  replace: 'replace: the file becomes all the records',
+  append: 'append: the file’s records are added',
+  upsert: 'update or add: records with a known key are replaced, others added',
+};
+
+/** A stored timestamp as people read it: `2026-11-24 06:45:46 UTC`. */
+export function when(timestamp: string | null): string {
+  if (timestamp === null) return '';
+  return `${timestamp.slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** A record's value in a table cell: empty for null, long text cut with its length said. */
+export function cellValue(value: ReadValue): SafeHtml | string {
+  if (value === null) return '';
+  const text = String(value);
+  const chars = Array.from(text); // code points: a cut never splits a character in two
+  if (chars.length <= CELL_CHARS) return text;
+  return html`${chars.slice(0, CELL_CHARS).join('')}…
+    <span class="hint">(${chars.length} characters; read it whole through the API or an export)</span>`;
+}
+
+const base = (workspaceId: number) => `/console/workspaces/${workspaceId}`;
+const datasetHref = (workspaceId: number, datasetId: string) => `${base(workspaceId)}/datasets/${datasetId}`;
+const jobHref = (workspaceId: number, jobId: string) => `${base(workspaceId)}/jobs/${jobId}`;
+
+/** Which of a dataset's tagged apps can read it now (connected), and which only once reconnected. */
+export function visibility(tags: DatasetTag[], connected: TagApp[]) {
+  const ids = new Set(connected.map((a) => a.platformAppId));
+  return {
+    canSee: tags.filter((t) => ids.has(t.platformAppId)),
+    notConnected: tags.filter((t) => !ids.has(t.platformAppId)),
+  };
+}
+
+function appNames(tags: DatasetTag[]): string {
+  return tags.map((t) => t.name).join(', ');
+}
+
+const HOW_APPS_SEE = html`<p class="hint">
+  An app can read, load or delete a dataset only when both are true: the app is connected to this workspace,
+  and the dataset is shared with it. A new dataset is shared with the app that made it and, unless that app
+  chose otherwise, with every app connected at the time.
+</p>`;
+
+/** The workspace's datasets: records, last update, and which apps can see each. */
+export function datasetsPage(
+  ctx: PageContext,
+  opts: {
+    workspaceId: number;
+    workspaceName: string;
+    datasets: Dataset[];
+    connected: TagApp[];
+    notice: string | null;
+  },
+): string {
+  const rows = opts.datasets.map((d) => {
+    const { canSee, notConnected } = visibility(d.datasetTags, opts.connected);
+    return [
+      html`<a href="${datasetHref(opts.workspaceId, d.datasetId)}">${d.name}</a>`,
+      d.recordCount.toLocaleString('en-US'),
+      d.dateLastRecordUpdated !== null ? when(d.dateLastRecordUpdated) : 'never loaded',
+      html`${canSee.length > 0 ? appNames(canSee) : 'no app'}
+      ${
+        notConnected.length > 0
+          ? html`<span class="hint">(also shared with ${appNames(notConnected)}, not connected now)</span>`
+          : ''
+      }`,
+    ];
+  });
+  return layout(
+    ctx,
+    `Datasets of ${opts.workspaceName}`,
+    html`<h1>Datasets of ${opts.workspaceName}</h1>
+      <p><a href="${base(opts.workspaceId)}">Back to the workspace</a></p>
+      ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''} ${HOW_APPS_SEE}
+      ${
+        opts.datasets.length > 0
+          ? dataTable(['Dataset', 'Records', 'Last update', 'Apps that can see it'], rows)
+          : html`<p>This workspace has no datasets yet. Apps create them through the API.</p>`
+      }`,
+  );
+}
+
+/** One dataset: who can see it (and the form to change that), schema, loads, first records. */
+export function datasetPage(
+  ctx: PageContext,
+  opts: {
+    workspaceId: number;
+    dataset: Dataset;
+    connected: TagApp[];
+    canChange: boolean;
+    jobs: Job[];
+    records: RecordsPage;
+    notice: string | null;
+  },
+): string {
+  const d = opts.dataset;
+  const href = datasetHref(opts.workspaceId, d.datasetId);
+  return layout(
+    ctx,
+    d.name,
+    html`<h1>${d.name}</h1>
+      <p><a href="${base(opts.workspaceId)}/datasets">All datasets</a></p>
+      ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''}
+      <dl>
+        <dt>Dataset ID</dt>
+        <dd><code>${d.datasetId}</code></dd>
+        ${
+          d.description !== ''
+            ? html`<dt>Description</dt>
+                <dd>${d.description}</dd>`
+            : ''
+        }
+        <dt>Records</dt>
+        <dd id="record-count">${d.recordCount.toLocaleString('en-US')}</dd>
+        <dt>Last update</dt>
+        <dd>${d.dateLastRecordUpdated !== null ? when(d.dateLastRecordUpdated) : 'never loaded'}</dd>
+        <dt>Created</dt>
+        <dd>${when(d.dateCreated)} by ${d.createdBy.displayName}</dd>
+      </dl>
+      ${appsSection(ctx, href, d, opts.connected, opts.canChange)}
+      <h2>Schema</h2>
+      ${dataTable(
+        ['Property', 'Type', 'Required', 'Part of the key'],
+        d.datasetSchema.properties.map((p) => [
+          html`<code>${p.name}</code>`,
+          p.type,
+          p.required ? 'yes' : 'no',
+          d.datasetSchema.primaryKey.includes(p.name) ? 'yes' : 'no',
+        ]),
+      )}
+      <p class="hint">
+        ${
+          d.datasetSchema.primaryKey.length > 0
+            ? html`Records are identified by ${d.datasetSchema.primaryKey.join(' + ')}.`
+            : 'Records have no key: each row of a file is a record of its own.'
+        }
+      </p>
+      <h2>Recent loads</h2>
+      ${jobsTable(opts.workspaceId, opts.jobs)}
+      <h2>Records</h2>
+      ${recordsTable(opts.records, d.recordCount)}
+      ${
+        opts.canChange
+          ? html`<h2>Delete this dataset</h2>
+              <p>
+                <a href="${href}/delete">Delete ${d.name}…</a>
+                <span class="hint">(you are asked to confirm)</span>
+              </p>`
+          : ''
+      }`,
+  );
+}
+
+function appsSection(
+  ctx: PageContext,
+  href: string,
+  d: Dataset,
+  connected: TagApp[],
+  canChange: boolean,
+): SafeHtml {
+  const { canSee, notConnected } = visibility(d.datasetTags, connected);
+  const shared = new Set(d.datasetTags.map((t) => t.platformAppId));
+  const summary = html`<p id="apps-that-see">
+    ${canSee.length > 0 ? html`Apps that can see it: <strong>${appNames(canSee)}</strong>.` : 'No app can see it.'}
+    ${
+      notConnected.length > 0
+        ? html`Also shared with ${appNames(notConnected)}, which is not connected to the workspace now and
+          would see it again if connected.`
+        : ''
+    }
+  </p>`;
+  if (!canChange)
+    return html`<h2>Which apps can see it</h2>
+      ${summary}${HOW_APPS_SEE}`;
+  // Every connected app, and any app the dataset is still shared with, so either can be unticked.
+  const choices = [
+    ...connected.map((a) => ({ id: a.platformAppId, name: a.appName, isConnected: true })),
+    ...notConnected.map((t) => ({ id: t.platformAppId, name: t.name, isConnected: false })),
+  ];
+  return html`<h2>Which apps can see it</h2>
+    ${summary}${HOW_APPS_SEE}
+    ${
+      choices.length > 0
+        ? html`<form method="post" action="${href}/apps">
+            ${csrfField(ctx)}
+            <fieldset>
+              <legend>Share this dataset with</legend>
+              ${choices.map(
+                (c, i) =>
+                  html`<div class="check">
+                    <input
+                      type="checkbox"
+                      id="app-${i}"
+                      name="app"
+                      value="${c.id}"
+                      ${shared.has(c.id) ? html`checked` : ''}
+                    />
+                    <label for="app-${i}"
+                      >${c.name}${c.isConnected ? '' : html` <span class="hint">(not connected)</span>`}</label
+                    >
+                  </div>`,
+              )}
+            </fieldset>
+            <p class="hint">
+              An app you untick can no longer read, load or delete this dataset: the API answers it as if the
+              dataset did not exist.
+            </p>
+            <button type="submit">Save who can see it</button>
+          </form>`
+        : html`<p>No app is connected to this workspace.</p>`
+    }`;
+}
+
+function jobsTable(workspaceId: number, jobs: Job[]): SafeHtml {
+  if (jobs.length === 0) return html`<p>No file has been loaded into this dataset yet.</p>`;
+  return dataTable(
+    ['Load', 'Status', 'Rows read', 'Loaded', 'Rejected', 'Created', 'Ended'],
+    jobs.map((j) => {
+      const status = j.currentStatus;
+      const log = status.logData;
+      return [
+        html`<a href="${jobHref(workspaceId, j.datasetJobId)}">${j.mode} (${j.contentType ?? 'file'})</a>`,
+        STATUS_WORDS[status.datasetJobStatusName],
+        count(log?.rowsRead ?? j.progress?.rowsRead),
+        count(log?.rowsLoaded),
+        count(log?.rowsRejected),
+        when(j.dateCreated),
+        ENDED[status.datasetJobStatusName] ? when(status.dateCreated) : '',
+      ];
+    }),
+  );
+}
+
+const count = (n: number | undefined | null) =>
+  n === undefined || n === null ? '' : n.toLocaleString('en-US');
+
+function recordsTable(page: RecordsPage, total: number): SafeHtml {
+  if (page.rows.length === 0) return html`<p>The dataset holds no records.</p>`;
+  return html`<p class="hint">
+      ${
+        page.rows.length < total
+          ? `The first ${page.rows.length} of ${total.toLocaleString('en-US')} records, in key order.`
+          : `All ${page.rows.length} records, in key order.`
+      }
+      The API and exports give every record.
+    </p>
+    ${dataTable(
+      page.properties.map((p) => p.name),
+      page.rows.map((values) => values.map((v) => html`<span class="cell">${cellValue(v)}</span>`)),
+    )}`;
+}
+
+/** The confirmation step of deleting a dataset: what is lost, and its name typed to go on. */
+export function deleteDatasetPage(
+  ctx: PageContext,
+  opts: { workspaceId: number; dataset: Dataset; connected: TagApp[]; error: string | null },
+): string {
+  const d = opts.dataset;
+  const href = datasetHref(opts.workspaceId, d.datasetId);
+  const { canSee } = visibility(d.datasetTags, opts.connected);
+  return layout(
+    ctx,
+    `Delete ${d.name}`,
+    html`<h1>Delete ${d.name}?</h1>
+      ${errorBox(opts.error)}
+      <p>Deleting a dataset cannot be undone. It removes:</p>
+      <ul>
+        <li>its ${d.recordCount.toLocaleString('en-US')} records and its schema,</li>
+        <li>the history of its loads, their row errors, uploaded files and exports,</li>
+        <li>
+          ${
+            canSee.length > 0
+              ? html`the access of ${appNames(canSee)}: the API will tell them it does not exist.`
+              : 'the dataset for every app.'
+          }
+        </li>
+      </ul>
+      <form method="post" action="${href}/delete">
+        ${csrfField(ctx)}
+        <label for="confirmName">Type the dataset's name, <strong>${d.name}</strong>, to confirm</label>
+        <input
+          id="confirmName"
+          name="confirmName"
+          required
+          autocomplete="off"
+          ${opts.error !== null ? html`aria-describedby="form-error" aria-invalid="true"` : ''}
+        />
+        <button type="submit" class="danger">Delete this dataset</button>
+      </form>
+      <p><a href="${href}">Cancel and go back to the dataset</a></p>`,
+  );
+}
+
+/** One load: its status timeline, counts, row errors (paged) and the rejected-rows file. */
+export function jobPage(
+  ctx: PageContext,
+  opts: {
+    workspaceId: number;
+    datasetName: string;
+    job: Job;
+    timeline: JobStatusEntry[];
+    errors: ErrorsPage;
+    /** Whether this page of errors is a later one (a link back to the first is shown). */
+    laterErrorsPage: boolean;
+    rejectedRowsHref: string | null;
+  },
+): string {
+  const { job } = opts;
+  const status = job.currentStatus;
+  const log = status.logData;
+  const href = jobHref(opts.workspaceId, job.datasetJobId);
+  const defects = status.errorData?.errorCount ?? 0;
+  return layout(
+    ctx,
+    `Load of ${opts.datasetName}`,
+    html`<h1>Load of ${opts.datasetName}</h1>
+      <p><a href="${datasetHref(opts.workspaceId, job.datasetId)}">Back to ${opts.datasetName}</a></p>
+      <dl>
+        <dt>Status</dt>
+        <dd id="job-status">${STATUS_WORDS[status.datasetJobStatusName]}</dd>
+        <dt>What happened</dt>
+        <dd>${log?.message ?? ''}</dd>
+        <dt>Load ID</dt>
+        <dd><code>${job.datasetJobId}</code></dd>
+        <dt>Mode</dt>
+        <dd>${MODE_WORDS[job.mode]}${job.dryRun ? ' (dry run: nothing changed)' : ''}</dd>
+        <dt>File format</dt>
+        <dd>${job.contentType ?? 'not known yet'}</dd>
+        <dt>Asked for by</dt>
+        <dd>${job.createdBy.displayName}</dd>
+      </dl>
+      <h2>Timeline</h2>
+      <ol id="timeline">
+        ${opts.timeline.map(
+          (e) =>
+            html`<li>
+              <strong>${STATUS_WORDS[e.datasetJobStatusName]}</strong>, ${when(e.dateCreated)}${message(e)}
+            </li>`,
+        )}
+      </ol>
+      <h2>Counts</h2>
+      <dl id="counts">
+        <dt>Rows read</dt>
+        <dd>${count(log?.rowsRead ?? job.progress?.rowsRead) || '0'}</dd>
+        <dt>Rows loaded</dt>
+        <dd>${count(log?.rowsLoaded) || '0'}</dd>
+        <dt>Rows rejected</dt>
+        <dd>${count(log?.rowsRejected) || '0'}</dd>
+        <dt>Problems found</dt>
+        <dd>${defects.toLocaleString('en-US')}</dd>
+        <dt>Bad rows allowed</dt>
+        <dd>${job.maxBadRecords.toLocaleString('en-US')}</dd>
+      </dl>
+      <h2>Row errors</h2>
+      ${errorsSection(href, opts.errors, opts.laterErrorsPage, opts.rejectedRowsHref)}`,
+  );
+}
+
+const message = (e: JobStatusEntry) => (e.logData?.message ? `: ${e.logData.message}` : '');
+
+function errorsSection(
+  href: string,
+  errors: ErrorsPage,
+  later: boolean,
+  rejectedRowsHref: string | null,
+): SafeHtml {
+  const download =
+    rejectedRowsHref !== null
+      ? html`<p>
+          <a href="${rejectedRowsHref}" download>Download the rejected rows (CSV)</a>:
+          <span class="hint">every problem with its line number and the row as it was in the file.</span>
+        </p>`
+      : '';
+  if (errors.data.length === 0 && !later)
+    return html`<p>No row errors.</p>
+      ${download}`;
+  const next = errors.metadata.nextPageToken;
+  return html`<p class="hint">Line numbers count the file's lines; in a CSV file the header is line 1.</p>
+    ${download}
+    ${dataTable(
+      ['Line', 'Property', 'Problem'],
+      errors.data.map((e) => [e.line, e.property ?? '', e.message]),
+    )}
+    <p>
+      ${later ? html`<a href="${href}">First errors</a>` : ''}
+      ${next !== null ? html`<a href="${href}?errors=${encodeURIComponent(next)}">Next ${ERRORS_PER_PAGE} errors</a>` : ''}
+    </p>`;
+}
