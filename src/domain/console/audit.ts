@@ -14,6 +14,13 @@ export const AUDIT_ACTIONS = [
   'session.signed_in',
   'session.sign_in_failed',
   'session.signed_out',
+  // The operator's pages (routes/console/operator-*.ts).
+  'app.created',
+  'app_key.added',
+  'app_key.revoked',
+  'workspace.created',
+  'proxy_id.created',
+  'proxy_id.revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

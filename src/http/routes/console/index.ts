@@ -21,6 +21,7 @@ import {
 } from './context.js';
 import { accountRoutes } from './account.js';
 import { workspaceRoutes } from './workspaces.js';
+import { operatorRoutes } from './operator.js';
 import { CONSOLE_CSS } from './style.js';
 import { errorPage } from './pages.js';
 
@@ -102,4 +103,5 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   );
   accountRoutes(scope, deps, db);
   workspaceRoutes(scope, deps, db);
+  operatorRoutes(scope, deps, db);
 }

@@ -11,7 +11,8 @@ export interface PageContext {
   signedInAs: { email: string; displayName: string } | null;
 }
 
-const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
+/** The hidden CSRF field every form carries. */
+export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
 
 /** The frame of every page: skip link, header with sign-out, one main landmark. */
 export function layout(ctx: PageContext, title: string, body: SafeHtml): string {
@@ -42,7 +43,8 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
     </html> `.value;
 }
 
-const errorBox = (message: string | null) =>
+/** A form's error message, announced to screen readers. */
+export const errorBox = (message: string | null) =>
   message !== null ? html`<p class="error" role="alert" id="form-error">${message}</p>` : '';
 
 /** Sign-in with email and password. */
@@ -149,6 +151,10 @@ export function homePage(
     opts.operatorWorkspaces !== null
       ? html`<h2>All workspaces</h2>
           <p>You are the operator: you can open any workspace and invite its owner.</p>
+          <p>
+            <a href="/console/operator">Operator pages</a>: apps, workspaces, proxy IDs and the service's
+            health.
+          </p>
           ${dataTable(
             ['Workspace ID', 'Name'],
             opts.operatorWorkspaces.map((w) => [
@@ -250,7 +256,7 @@ export function errorPage(ctx: PageContext, status: number, title: string, detai
 }
 
 /** A table of `rows` under column `headers`, scrollable on its own on a narrow screen. */
-function dataTable(headers: readonly string[], rows: readonly (readonly unknown[])[]): SafeHtml {
+export function dataTable(headers: readonly string[], rows: readonly (readonly unknown[])[]): SafeHtml {
   return html`<div class="table-wrap">
     <table>
       <thead>
