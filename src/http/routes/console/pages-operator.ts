@@ -42,7 +42,7 @@ function privateKeyBlock(ctx: PageContext, pem: string, fileStem: string): SafeH
       <input type="hidden" name="file" value="${fileStem}" />
       <label for="private-key">Private key (PEM)</label>
       <textarea id="private-key" name="pem" readonly rows="8" spellcheck="false">${pem}</textarea>
-      <button type="submit">Download ${fileStem}.pem</button>
+      <button type="submit">Download the private key (.pem file)</button>
     </form>`;
 }
 
