@@ -9,11 +9,15 @@ import type { ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
 
 export const OPERATOR_BASE = '/console/operator';
 
-/** Timestamps as the tables show them: to the second, UTC. */
-const when = (ts: string | null) => (ts === null ? '' : `${ts.slice(0, 19).replace('T', ' ')}`);
+/** Timestamps as the tables show them: to the minute, UTC (narrow screens). */
+const when = (ts: string | null) => (ts === null ? '' : ts.slice(0, 16).replace('T', ' '));
 
 const notice = (text: string | null) =>
   text !== null ? html`<p class="notice" role="status">${text}</p>` : '';
+
+/** "active" and the link to the revocation's confirmation page, named in full for screen readers. */
+const activeWithRevoke = (href: string, label: string) =>
+  html`active<br /><a href="${href}" aria-label="${label}">Revoke…</a>`;
 
 const back = (href: string, text: string) => html`<p><a href="${href}">${text}</a></p>`;
 
@@ -139,12 +143,11 @@ export function appsPage(ctx: PageContext, apps: AppListing[]): string {
         apps.length === 0
           ? html`<p>No apps yet.</p>`
           : dataTable(
-              ['Name', 'App ID', 'Keys (kid, algorithm, dates UTC)', 'Created (UTC)'],
+              ['Name', 'App ID', 'Keys (kid, algorithm, dates UTC)'],
               apps.map((a) => [
                 html`<a href="${OPERATOR_BASE}/apps/${a.id}">${a.name}</a>`,
                 html`<code>${a.id}</code>`,
                 keyList(a.keys),
-                when(a.createdAt),
               ]),
             )
       }
@@ -179,15 +182,13 @@ export function appPage(ctx: PageContext, app: AppListing, opts: { notice: strin
         revoked.
       </p>
       ${dataTable(
-        ['Key ID (kid)', 'Algorithm', 'Created (UTC)', 'Revoked (UTC)', 'Action'],
+        ['Key ID (kid), algorithm', 'Created (UTC)', 'Revoked (UTC)'],
         app.keys.map((k) => [
-          html`<code>${k.kid}</code>`,
-          k.alg,
+          html`<code>${k.kid}</code><br />${k.alg}`,
           when(k.createdAt),
-          k.revokedAt !== null ? when(k.revokedAt) : 'active',
-          k.revokedAt === null
-            ? html`<a href="${OPERATOR_BASE}/apps/${app.id}/keys/${k.kid}/revoke">Revoke key ${k.kid}</a>`
-            : '',
+          k.revokedAt !== null
+            ? when(k.revokedAt)
+            : activeWithRevoke(`${OPERATOR_BASE}/apps/${app.id}/keys/${k.kid}/revoke`, `Revoke key ${k.kid}`),
         ]),
       )}
       <h2>Add a key</h2>
@@ -318,14 +319,16 @@ export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[])
       ${workspaceForm(ctx)}
       <h2>All workspaces</h2>
       ${dataTable(
-        ['ID', 'Name', 'Type', 'Created (UTC)', 'Console owners', 'Action'],
+        ['ID', 'Workspace', 'Console owners'],
         workspaces.map((w) => [
           w.id,
-          html`<a href="/console/workspaces/${w.id}">${w.name}</a>`,
-          w.type,
-          when(w.createdAt),
-          w.owners.length > 0 ? w.owners.join(', ') : 'none yet',
-          html`<a href="${OPERATOR_BASE}/workspaces/${w.id}/invite-owner">Invite an owner to ${w.name}</a>`,
+          html`<a href="/console/workspaces/${w.id}">${w.name}</a>
+            <span class="hint">${w.type}, created ${when(w.createdAt)} UTC</span>`,
+          html`<span class="wrap">${w.owners.length > 0 ? w.owners.join(', ') : 'none yet'}</span><br /><a
+              href="${OPERATOR_BASE}/workspaces/${w.id}/invite-owner"
+              aria-label="Invite an owner to ${w.name}"
+              >Invite an owner</a
+            >`,
         ]),
       )}
       ${back(OPERATOR_BASE, 'Back to the operator pages')}`,
@@ -401,15 +404,14 @@ export function proxyIdsPage(ctx: PageContext, ids: ProxyIdInfo[], opts: { notic
         ids.length === 0
           ? html`<p>No proxy IDs yet.</p>`
           : dataTable(
-              ['Prefix', 'Name', 'Created (UTC)', 'Revoked (UTC)', 'Action'],
+              ['Prefix', 'Name', 'Created (UTC)', 'Revoked (UTC)'],
               ids.map((p) => [
                 html`<code>${p.prefix}</code>`,
                 p.name,
                 when(p.createdAt),
-                p.revokedAt !== null ? when(p.revokedAt) : 'active',
-                p.revokedAt === null
-                  ? html`<a href="${OPERATOR_BASE}/proxy-ids/${p.prefix}/revoke">Revoke ${p.prefix}</a>`
-                  : '',
+                p.revokedAt !== null
+                  ? when(p.revokedAt)
+                  : activeWithRevoke(`${OPERATOR_BASE}/proxy-ids/${p.prefix}/revoke`, `Revoke ${p.prefix}`),
               ]),
             )
       }

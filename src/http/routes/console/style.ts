@@ -31,8 +31,9 @@ code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wr
 .secret{display:block;padding:.5rem;background:#f2f2f2;border:1px solid #595959}
 textarea{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem;max-width:100%;resize:vertical;overflow-wrap:anywhere}
 ul.plain{margin:0;padding-left:1rem}
+.wrap{overflow-wrap:anywhere}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
+th,td{text-align:left;vertical-align:top;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
 `;
