@@ -7,13 +7,6 @@ import type { ConsoleDb } from './db.js';
 /** What can be written to the log: a closed set, so reports can rely on the names. */
 export const AUDIT_ACTIONS = [
   'operator.invited',
-  'owner.invited',
-  'member.invited',
-  'invitation.accepted',
-  'password.set',
-  'session.signed_in',
-  'session.sign_in_failed',
-  'session.signed_out',
   // The operator's pages (routes/console/operator-*.ts).
   'app.created',
   'app_key.added',
@@ -21,6 +14,13 @@ export const AUDIT_ACTIONS = [
   'workspace.created',
   'proxy_id.created',
   'proxy_id.revoked',
+  'owner.invited',
+  'member.invited',
+  'invitation.accepted',
+  'password.set',
+  'session.signed_in',
+  'session.sign_in_failed',
+  'session.signed_out',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

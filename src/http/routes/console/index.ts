@@ -20,8 +20,8 @@ import {
   states,
 } from './context.js';
 import { accountRoutes } from './account.js';
-import { workspaceRoutes } from './workspaces.js';
 import { operatorRoutes } from './operator.js';
+import { workspaceRoutes } from './workspaces.js';
 import { CONSOLE_CSS } from './style.js';
 import { errorPage } from './pages.js';
 
@@ -102,6 +102,6 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
     reply.redirect(consoleState(request).session !== null ? '/console/home' : '/console/sign-in', 303),
   );
   accountRoutes(scope, deps, db);
-  workspaceRoutes(scope, deps, db);
   operatorRoutes(scope, deps, db);
+  workspaceRoutes(scope, deps, db);
 }

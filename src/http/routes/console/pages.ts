@@ -11,7 +11,6 @@ export interface PageContext {
   signedInAs: { email: string; displayName: string } | null;
 }
 
-/** The hidden CSRF field every form carries. */
 export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
 
 /** The frame of every page: skip link, header with sign-out, one main landmark. */
@@ -43,7 +42,6 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
     </html> `.value;
 }
 
-/** A form's error message, announced to screen readers. */
 export const errorBox = (message: string | null) =>
   message !== null ? html`<p class="error" role="alert" id="form-error">${message}</p>` : '';
 
@@ -151,10 +149,6 @@ export function homePage(
     opts.operatorWorkspaces !== null
       ? html`<h2>All workspaces</h2>
           <p>You are the operator: you can open any workspace and invite its owner.</p>
-          <p>
-            <a href="/console/operator">Operator pages</a>: apps, workspaces, proxy IDs and the service's
-            health.
-          </p>
           ${dataTable(
             ['Workspace ID', 'Name'],
             opts.operatorWorkspaces.map((w) => [
@@ -163,11 +157,18 @@ export function homePage(
             ]),
           )}`
       : '';
+  const operator =
+    opts.operatorWorkspaces !== null
+      ? html`<h2>Operator</h2>
+          <p>
+            <a href="/console/operator">Operator pages</a>: apps, workspaces, proxy IDs, the service's health.
+          </p>`
+      : '';
   return layout(
     ctx,
     'Home',
     html`<h1>Your workspaces</h1>
-      ${mine}${all}`,
+      ${mine}${operator}${all}`,
   );
 }
 
