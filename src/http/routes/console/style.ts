@@ -21,6 +21,7 @@ input,select,textarea{display:block;width:100%;max-width:28rem;font:inherit;padd
 textarea{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem;max-width:100%;resize:vertical;overflow-wrap:anywhere}
 ul.plain{margin:0;padding-left:1rem}
 .wrap{overflow-wrap:anywhere}
+td{vertical-align:top}
 button{font:inherit;margin-top:1rem;padding:.5rem 1rem;border:2px solid #0b4f9c;border-radius:4px;background:#0b4f9c;color:#fff;cursor:pointer}
 button:hover{background:#07305f;border-color:#07305f}
 button.secondary{background:#fff;color:#0b4f9c;margin-top:0}
@@ -34,6 +35,6 @@ code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wr
 .secret{display:block;padding:.5rem;background:#f2f2f2;border:1px solid #595959}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%}
-th,td{text-align:left;vertical-align:top;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
+th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
 `;
