@@ -59,8 +59,10 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
     const session = requireOperator(request);
     const name = requiredText(request.body, 'name', 'an app name');
     const alg = oneOf(request.body, 'alg', KEY_ALGORITHMS, 'a key algorithm');
+    // Made before the transaction, which must not hold the database while the pair is generated.
+    const keys = await generateKeyPair(alg);
     const created = await deps.db.transaction().execute(async (trx) => {
-      const made = await createApp(trx, { name, alg });
+      const made = await createApp(trx, { name, alg, keys });
       await audit(consoleDb(trx), actorOf(session), 'app.created', {
         workspaceId: made.workspaceId,
         detail: `${name} (${made.app.id}), key ${made.kid} ${alg}`,
@@ -101,7 +103,7 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
     const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
     const alg = oneOf(request.body, 'alg', KEY_ALGORITHMS, 'a key algorithm');
     // As `dx apps keys add`: the pair is made here, only the public half is stored.
-    const pair = generateKeyPair(alg);
+    const pair = await generateKeyPair(alg);
     const key = await deps.db.transaction().execute(async (trx) => {
       const added = await addAppKey(trx, app.id, alg, pair.publicKeyPem);
       await audit(consoleDb(trx), actorOf(session), 'app_key.added', {
