@@ -173,6 +173,8 @@ await forEachDatabase('console: operator pages', (target) => {
     assert.doesNotMatch(after.body, new RegExp(`keys/${oldKid}/revoke`));
 
     assert.equal((await installationsWith(appId, oldPem, oldKid)).statusCode, 401);
+    // The notice is shown only when true: a link naming an active key says nothing.
+    assert.doesNotMatch((await op.get(`${OP}/apps/${appId}?revoked=${newKid}`)).body, /is revoked/);
     assert.equal((await installationsWith(appId, newPem, newKid)).statusCode, 200);
 
     // A second revocation, an unknown key and an unknown app are 404 pages, not 500s.

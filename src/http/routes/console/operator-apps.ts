@@ -88,13 +88,14 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
   scope.get('/operator/apps/:appId', hidden, async (request, reply) => {
     requireOperator(request);
     const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
+    const shown = await listing(app);
+    // The notice after a revocation, only when true (the query is anyone's to write).
     const revoked = field(request.query, 'revoked');
+    const isRevoked = shown.keys.some((k) => k.kid === revoked && k.revokedAt !== null);
     return sendPage(
       reply,
       200,
-      appPage(pageContext(deps, request), await listing(app), {
-        notice: KID.test(revoked) ? `Key ${revoked} is revoked.` : null,
-      }),
+      appPage(pageContext(deps, request), shown, { notice: isRevoked ? `Key ${revoked} is revoked.` : null }),
     );
   });
 

@@ -27,12 +27,15 @@ export function operatorProxyIdRoutes(scope: FastifyInstance, deps: ApiDeps): vo
 
   scope.get('/operator/proxy-ids', hidden, async (request, reply) => {
     requireOperator(request);
+    const list = await store.list();
+    // The notice after a revocation, only when true (the query is anyone's to write).
     const revoked = field(request.query, 'revoked');
+    const isRevoked = list.some((p) => p.prefix === revoked && p.revokedAt !== null);
     return sendPage(
       reply,
       200,
-      proxyIdsPage(pageContext(deps, request), await store.list(), {
-        notice: PREFIX.test(revoked) ? `Proxy ID ${revoked} is revoked.` : null,
+      proxyIdsPage(pageContext(deps, request), list, {
+        notice: isRevoked ? `Proxy ID ${revoked} is revoked.` : null,
       }),
     );
   });
