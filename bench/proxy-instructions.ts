@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/storage/db/database.js';
 import { migrateToLatest } from '../src/storage/db/migrate.js';
-import { SqlProxyIdStore } from '../src/proxy/proxy-ids.js';
+import { SqlProxyIdStore } from '../src/domain/identity/proxy-ids.js';
 import { download } from './lib/download.js';
 import { freePort, waitForPort } from './lib/net.js';
 import { nginxConfig } from './lib/nginx.js';

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { openDatabase } from '../src/storage/db/database.js';
 import { migrateToLatest } from '../src/storage/db/migrate.js';
-import { SqlProxyIdStore } from '../src/proxy/proxy-ids.js';
+import { SqlProxyIdStore } from '../src/domain/identity/proxy-ids.js';
 import { download } from './lib/download.js';
 import { holdClients } from './lib/hold.js';
 import { runLoad, type LoadResult } from './lib/load.js';

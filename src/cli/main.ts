@@ -1,5 +1,5 @@
 // The `dx` command line: serving, migrations and onboarding, each command with --help.
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../lib/version.js';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ProblemError } from '../errors.js';
@@ -27,14 +27,6 @@ export function buildProgram(): Command {
   registerProxyIdCommands(program);
   registerConsoleCommands(program);
   return program;
-}
-
-/** The version in package.json (dist/src/cli/main.js is three folders below it). */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Database } from '../storage/db/database.js';
 import { proxyRegistry, type MetricJson } from './metrics.js';
-import { SqlProxyIdStore } from './proxy-ids.js';
+import { SqlProxyIdStore } from '../domain/identity/proxy-ids.js';
 import { startProxy } from './server.js';
 
 /** Environment variable that carries the validated config to the workers (CLI flags included). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProxyIdCache } from './proxy-id-cache.js';
-import { hashProxyId, proxyIdPrefix, type ActiveProxyId } from './proxy-ids.js';
+import { hashProxyId, proxyIdPrefix, type ActiveProxyId } from '../domain/identity/proxy-ids.js';
 
 const ID_A = `pv_${'A'.repeat(32)}`;
 const ID_B = `pv_${'B'.repeat(32)}`;

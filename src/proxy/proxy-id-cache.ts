@@ -1,7 +1,7 @@
 // The set of active proxy IDs, held in memory so a request's X-PROXYVID check costs no database
 // round trip. Reloaded on a timer, and on a miss at most once per `missRefreshMs`, so a newly
 // created ID works at once while a stream of unknown IDs cannot hammer the database.
-import { hashProxyId, looksLikeProxyId, type ProxyIdStore } from './proxy-ids.js';
+import { hashProxyId, looksLikeProxyId, type ProxyIdStore } from '../domain/identity/proxy-ids.js';
 
 /** Options of the cache; times in milliseconds. */
 export interface ProxyIdCacheOptions {

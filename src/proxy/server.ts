@@ -21,7 +21,7 @@ import {
   unsupportedTarget,
 } from './problems.js';
 import { ProxyIdCache } from './proxy-id-cache.js';
-import type { ProxyIdStore } from './proxy-ids.js';
+import type { ProxyIdStore } from '../domain/identity/proxy-ids.js';
 import { RateLimiter } from './rate-limit.js';
 import { UpstreamPool } from './upstream.js';
 

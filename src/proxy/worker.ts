@@ -3,7 +3,7 @@ import cluster from 'node:cluster';
 import type { Config } from '../config.js';
 import { openDatabase } from '../storage/db/database.js';
 import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker } from './cluster.js';
-import { SqlProxyIdStore } from './proxy-ids.js';
+import { SqlProxyIdStore } from '../domain/identity/proxy-ids.js';
 import { startProxy } from './server.js';
 
 async function main(): Promise<void> {

@@ -4,6 +4,7 @@
 import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../lib/logger.js';
+import { countJobsInState } from '../domain/jobs/counts.js';
 import type { JobEvent, JobObserver } from '../domain/jobs/lifecycle.js';
 import type { Tables } from '../storage/db/tables.js';
 
@@ -39,12 +40,7 @@ export function jobSignals(registry: Registry, logger: Logger | null, db: Kysely
       registers: [registry],
       async collect() {
         try {
-          const row = await db
-            .selectFrom('dataset_jobs')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('status', '=', status)
-            .executeTakeFirst();
-          this.set(Number(row?.n ?? 0));
+          this.set(await countJobsInState(db, status));
         } catch {
           // The database is unreachable or closing: /readyz says so; the scrape goes on.
         }

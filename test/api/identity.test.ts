@@ -237,7 +237,7 @@ await forEachDatabase('identity', (target) => {
 
   test('revoking an app key stops the access tokens its JWTs minted, nested ones included', async () => {
     const app5 = await onboardApp(t, 'Leaked Key');
-    const second = generateKeyPair('RS256');
+    const second = await generateKeyPair('RS256');
     const key2 = await addAppKey(t.database.db, app5.app.id, 'RS256', second.publicKeyPem);
     const jwt2 = await signAppJwt({
       appId: app5.app.id,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { SqlProxyIdStore } from '../../src/proxy/proxy-ids.js';
+import { SqlProxyIdStore } from '../../src/domain/identity/proxy-ids.js';
 import { openDatabase } from '../../src/storage/db/database.js';
 import { AUTH, call, startStack } from './stack.js';
 

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import { loadConfig, type Config } from '../../src/config.js';
-import { SqlProxyIdStore } from '../../src/proxy/proxy-ids.js';
+import { SqlProxyIdStore } from '../../src/domain/identity/proxy-ids.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { openDatabase, type Database } from '../../src/storage/db/database.js';
 import { migrateToLatest } from '../../src/storage/db/migrate.js';

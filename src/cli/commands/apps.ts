@@ -34,7 +34,10 @@ export function registerAppCommands(program: Command): void {
     .option('--key-out <file>', 'write the private key to this file (mode 600) instead of printing it')
     .option('--json', 'print JSON')
     .action(async (opts: { name: string; alg: KeyAlgorithm; keyOut?: string } & OutputOptions) => {
-      const created = await withDatabase(({ db }) => db.transaction().execute((trx) => createApp(trx, opts)));
+      const keys = await generateKeyPair(opts.alg);
+      const created = await withDatabase(({ db }) =>
+        db.transaction().execute((trx) => createApp(trx, { name: opts.name, alg: opts.alg, keys })),
+      );
       if (opts.keyOut !== undefined) writePrivateKey(opts.keyOut, created.privateKeyPem);
       const result = {
         platformAppId: created.app.id,
@@ -99,7 +102,7 @@ export function registerAppCommands(program: Command): void {
         appId: string,
         opts: { alg: KeyAlgorithm; publicKey?: string; keyOut?: string } & OutputOptions,
       ) => {
-        const pair = opts.publicKey === undefined ? generateKeyPair(opts.alg) : null;
+        const pair = opts.publicKey === undefined ? await generateKeyPair(opts.alg) : null;
         const publicKeyPem = pair?.publicKeyPem ?? readFileSync(opts.publicKey ?? '', 'utf8');
         const key = await withDatabase(({ db }) => addAppKey(db, appId, opts.alg, publicKeyPem));
         if (pair !== null && opts.keyOut !== undefined) writePrivateKey(opts.keyOut, pair.privateKeyPem);

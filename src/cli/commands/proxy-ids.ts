@@ -1,6 +1,6 @@
 // `dx proxy-ids create|list|revoke`: onboarding of request-proxy clients (their X-PROXYVID values).
 import type { Command } from 'commander';
-import { SqlProxyIdStore, type ProxyIdInfo } from '../../proxy/proxy-ids.js';
+import { SqlProxyIdStore, type ProxyIdInfo } from '../../domain/identity/proxy-ids.js';
 import { output, table, withDatabase, type OutputOptions } from '../context.js';
 
 const row = (p: ProxyIdInfo) => [p.prefix, p.name, p.createdAt, p.revokedAt];

@@ -7,6 +7,13 @@ import type { ConsoleDb } from './db.js';
 /** What can be written to the log: a closed set, so reports can rely on the names. */
 export const AUDIT_ACTIONS = [
   'operator.invited',
+  // The operator's pages (routes/console/operator-*.ts).
+  'app.created',
+  'app_key.added',
+  'app_key.revoked',
+  'workspace.created',
+  'proxy_id.created',
+  'proxy_id.revoked',
   'owner.invited',
   'member.invited',
   'invitation.accepted',

@@ -118,8 +118,8 @@ export async function inviteMember(
     .where('id', '=', input.workspaceId)
     .executeTakeFirst();
   if (workspace === undefined) throw problem('notFound', `Workspace ${input.workspaceId} does not exist.`);
-  const action: AuditAction =
-    actor.accountId === null && input.role === 'owner' ? 'owner.invited' : 'member.invited';
+  // An owner's invitation is named as such whoever makes it (the CLI, the operator's page, an owner).
+  const action: AuditAction = input.role === 'owner' ? 'owner.invited' : 'member.invited';
   return invite(db, actor, action, input, now);
 }
 

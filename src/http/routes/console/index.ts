@@ -20,6 +20,7 @@ import {
   states,
 } from './context.js';
 import { accountRoutes } from './account.js';
+import { operatorRoutes } from './operator.js';
 import { workspaceRoutes } from './workspaces.js';
 import { consoleDatasetRoutes } from './datasets.js';
 import { consoleJobRoutes } from './jobs.js';
@@ -104,6 +105,7 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
     reply.redirect(consoleState(request).session !== null ? '/console/home' : '/console/sign-in', 303),
   );
   accountRoutes(scope, deps, db);
+  operatorRoutes(scope, deps, db);
   workspaceRoutes(scope, deps, db);
   consoleDatasetRoutes(scope, deps, db);
   consoleJobRoutes(scope, deps, db);

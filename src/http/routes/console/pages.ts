@@ -157,11 +157,18 @@ export function homePage(
             ]),
           )}`
       : '';
+  const operator =
+    opts.operatorWorkspaces !== null
+      ? html`<h2>Operator</h2>
+          <p>
+            <a href="/console/operator">Operator pages</a>: apps, workspaces, proxy IDs, the service's health.
+          </p>`
+      : '';
   return layout(
     ctx,
     'Home',
     html`<h1>Your workspaces</h1>
-      ${mine}${all}`,
+      ${mine}${operator}${all}`,
   );
 }
 

@@ -17,7 +17,11 @@ main{max-width:48rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;line-height:1.25}
 h2{font-size:1.2rem;margin-top:2rem}
 label{display:block;font-weight:600;margin-top:1rem}
-input,select{display:block;width:100%;max-width:28rem;font:inherit;padding:.5rem;margin-top:.25rem;border:1px solid #595959;border-radius:4px;color:#1a1a1a;background:#fff}
+input,select,textarea{display:block;width:100%;max-width:28rem;font:inherit;padding:.5rem;margin-top:.25rem;border:1px solid #595959;border-radius:4px;color:#1a1a1a;background:#fff}
+textarea{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem;max-width:100%;resize:vertical;overflow-wrap:anywhere}
+ul.plain{margin:0;padding-left:1rem}
+.wrap{overflow-wrap:anywhere}
+td{vertical-align:top}
 button{font:inherit;margin-top:1rem;padding:.5rem 1rem;border:2px solid #0b4f9c;border-radius:4px;background:#0b4f9c;color:#fff;cursor:pointer}
 button:hover{background:#07305f;border-color:#07305f}
 button.secondary{background:#fff;color:#0b4f9c;margin-top:0}

@@ -1,10 +1,10 @@
 // The proxy-ID store, run on a fresh SQLite file and on a PostgreSQL schema named after the test.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { ProblemError } from '../errors.js';
-import type { Database } from '../storage/db/database.js';
-import { forEachDatabase, type IsolatedDatabase } from '../../test/support/databases.js';
-import { ProxyIdCache } from './proxy-id-cache.js';
+import { ProblemError } from '../../errors.js';
+import type { Database } from '../../storage/db/database.js';
+import { forEachDatabase, type IsolatedDatabase } from '../../../test/support/databases.js';
+import { ProxyIdCache } from '../../proxy/proxy-id-cache.js';
 import { hashProxyId, looksLikeProxyId, proxyIdPrefix, SqlProxyIdStore } from './proxy-ids.js';
 
 await forEachDatabase('proxy ID store', (target) => {

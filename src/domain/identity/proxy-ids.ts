@@ -1,8 +1,9 @@
 // Proxy IDs (the X-PROXYVID values): created at onboarding, shown once, stored only as a hash.
+// One home for the CLI (`dx proxy-ids`), the console and the proxy's request check.
 import { hash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { problem } from '../errors.js';
-import type { ProxyIdRow, Tables } from '../storage/db/tables.js';
+import { problem } from '../../errors.js';
+import type { ProxyIdRow, Tables } from '../../storage/db/tables.js';
 
 /** Every proxy ID starts with this, so a leaked one is easy to recognise in code or logs. */
 export const PROXY_ID_MARK = 'pv_';

@@ -1,0 +1,455 @@
+// The operator's pages: apps and their keys, workspaces, proxy IDs and the service's health.
+// Secrets (private keys, Workspace Keys, proxy IDs, invitation links) appear only on the page
+// that answers the form that made them; no page shows them again.
+import { html, type SafeHtml } from './html.js';
+import { csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
+import { KEY_ALGORITHMS, type KeyAlgorithm } from '../../../domain/identity/apps.js';
+import { WORKSPACE_TYPES } from '../../../domain/identity/workspaces.js';
+import type { ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
+
+export const OPERATOR_BASE = '/console/operator';
+
+/** Timestamps as the tables show them: to the minute, UTC (narrow screens). */
+const when = (ts: string | null) => (ts === null ? '' : ts.slice(0, 16).replace('T', ' '));
+
+const notice = (text: string | null) =>
+  text !== null ? html`<p class="notice" role="status">${text}</p>` : '';
+
+/** "active" and the link to the revocation's confirmation page, named in full for screen readers. */
+const activeWithRevoke = (href: string, label: string) =>
+  html`active<br /><a href="${href}" aria-label="${label}">Revoke…</a>`;
+
+const back = (href: string, text: string) => html`<p><a href="${href}">${text}</a></p>`;
+
+const algorithmSelect = (id: string) =>
+  html`<label for="${id}">Key algorithm</label>
+    <select id="${id}" name="alg" aria-describedby="${id}-hint">
+      ${KEY_ALGORITHMS.map((a) => html`<option value="${a}">${a}</option>`)}
+    </select>
+    <p class="hint" id="${id}-hint">
+      RS256: an RSA 2048 key, what most JWT libraries expect. ES256: a P-256 key.
+    </p>`;
+
+/**
+ * A private key, shown once: in a read-only text box the operator can copy from, inside a form
+ * whose button posts that same text back and receives it as a file. The server keeps no copy;
+ * no JavaScript and no `data:` URL is needed.
+ */
+function privateKeyBlock(ctx: PageContext, pem: string, fileStem: string): SafeHtml {
+  return html`<h2>Private key</h2>
+    <p class="notice" role="status">
+      This is the only time the private key is shown. Download it or copy it now and keep it safe: the service
+      stores only the public key and cannot show this one again.
+    </p>
+    <form method="post" action="${OPERATOR_BASE}/private-key">
+      ${csrfField(ctx)}
+      <input type="hidden" name="file" value="${fileStem}" />
+      <label for="private-key">Private key (PEM)</label>
+      <textarea id="private-key" name="pem" readonly rows="8" spellcheck="false">${pem}</textarea>
+      <button type="submit">Download the private key (.pem file)</button>
+    </form>`;
+}
+
+/** The operator's start page: the service's health at a glance and the operator's tools. */
+export function operatorHomePage(
+  ctx: PageContext,
+  health: {
+    queued: number;
+    running: number;
+    failedLastDay: number;
+    engine: string;
+    version: string;
+    startedAt: Date;
+    uptime: string;
+  },
+): string {
+  return layout(
+    ctx,
+    'Operator',
+    html`<h1>Operator</h1>
+      <ul>
+        <li><a href="${OPERATOR_BASE}/apps">Apps</a>: create apps, add and revoke their keys</li>
+        <li><a href="${OPERATOR_BASE}/workspaces">Workspaces</a>: create workspaces, invite their owners</li>
+        <li><a href="${OPERATOR_BASE}/proxy-ids">Proxy IDs</a>: onboard request-proxy clients</li>
+      </ul>
+      <h2>Health at a glance</h2>
+      <dl>
+        <dt>Jobs queued</dt>
+        <dd id="jobs-queued">${health.queued}</dd>
+        <dt>Jobs running</dt>
+        <dd id="jobs-running">${health.running}</dd>
+        <dt>Jobs failed in the last 24 hours</dt>
+        <dd id="jobs-failed">${health.failedLastDay}</dd>
+        <dt>Database</dt>
+        <dd id="database-engine">${health.engine}</dd>
+        <dt>Version</dt>
+        <dd id="service-version">${health.version}</dd>
+        <dt>Up for</dt>
+        <dd id="service-uptime">
+          ${health.uptime} (since ${health.startedAt.toISOString().slice(0, 19).replace('T', ' ')} UTC)
+        </dd>
+      </dl>
+      <p class="hint">
+        Counts are of every process on this database, the same figures as the dx_jobs_queued and
+        dx_jobs_running metrics. Failed jobs are counted by when they failed.
+      </p>`,
+  );
+}
+
+/** An app as the list shows it, with its keys. */
+export interface AppListing {
+  id: string;
+  name: string;
+  ownWorkspaceId: number | null;
+  createdAt: string;
+  keys: { kid: string; alg: string; createdAt: string; revokedAt: string | null }[];
+}
+
+const keyList = (keys: AppListing['keys']) =>
+  keys.length === 0
+    ? 'none'
+    : html`<ul class="plain">
+        ${keys.map(
+          (k) =>
+            html`<li>
+              <code>${k.kid}</code> ${k.alg}, created
+              ${when(k.createdAt)}${
+                k.revokedAt !== null ? html`, <strong>revoked</strong> ${when(k.revokedAt)}` : ''
+              }
+            </li>`,
+        )}
+      </ul>`;
+
+/** Every app with its keys, and the form that creates one. */
+export function appsPage(ctx: PageContext, apps: AppListing[]): string {
+  return layout(
+    ctx,
+    'Apps',
+    html`<h1>Apps</h1>
+      <h2>Create an app</h2>
+      <p>
+        Creating an app also creates its own workspace, connected to it, so its developer can try it at once.
+        The private key and that workspace's key are shown once, on the next page.
+      </p>
+      <form method="post" action="${OPERATOR_BASE}/apps">
+        ${csrfField(ctx)}
+        <label for="name">App name</label>
+        <input id="name" name="name" required maxlength="200" />
+        ${algorithmSelect('alg')}
+        <button type="submit">Create app</button>
+      </form>
+      <h2>All apps</h2>
+      ${
+        apps.length === 0
+          ? html`<p>No apps yet.</p>`
+          : dataTable(
+              ['Name', 'App ID', 'Keys (kid, algorithm, dates UTC)'],
+              apps.map((a) => [
+                html`<a href="${OPERATOR_BASE}/apps/${a.id}">${a.name}</a>`,
+                html`<code>${a.id}</code>`,
+                keyList(a.keys),
+              ]),
+            )
+      }
+      ${back(OPERATOR_BASE, 'Back to the operator pages')}`,
+  );
+}
+
+/** One app: its keys with revoke links, and the form that adds a key. */
+export function appPage(ctx: PageContext, app: AppListing, opts: { notice: string | null }): string {
+  return layout(
+    ctx,
+    app.name,
+    html`<h1>${app.name}</h1>
+      ${notice(opts.notice)}
+      <dl>
+        <dt>App ID</dt>
+        <dd><code id="app-id">${app.id}</code></dd>
+        <dt>Own workspace</dt>
+        <dd>
+          ${
+            app.ownWorkspaceId !== null
+              ? html`<a href="/console/workspaces/${app.ownWorkspaceId}">${app.ownWorkspaceId}</a>`
+              : 'none'
+          }
+        </dd>
+        <dt>Created (UTC)</dt>
+        <dd>${when(app.createdAt)}</dd>
+      </dl>
+      <h2>Keys</h2>
+      <p class="hint">
+        An app may have several active keys at once, so it can move to a new key before the old one is
+        revoked.
+      </p>
+      ${dataTable(
+        ['Key ID (kid), algorithm', 'Created (UTC)', 'Revoked (UTC)'],
+        app.keys.map((k) => [
+          html`<code>${k.kid}</code><br />${k.alg}`,
+          when(k.createdAt),
+          k.revokedAt !== null
+            ? when(k.revokedAt)
+            : activeWithRevoke(`${OPERATOR_BASE}/apps/${app.id}/keys/${k.kid}/revoke`, `Revoke key ${k.kid}`),
+        ]),
+      )}
+      <h2>Add a key</h2>
+      <p>The service generates a key pair; the private key is shown once, on the next page.</p>
+      <form method="post" action="${OPERATOR_BASE}/apps/${app.id}/keys">
+        ${csrfField(ctx)} ${algorithmSelect('alg')}
+        <button type="submit">Generate a key</button>
+      </form>
+      ${back(`${OPERATOR_BASE}/apps`, 'Back to the apps')}`,
+  );
+}
+
+/** After creating an app: everything its developer needs, the secrets shown this once. */
+export function appCreatedPage(
+  ctx: PageContext,
+  created: {
+    appId: string;
+    name: string;
+    kid: string;
+    alg: KeyAlgorithm;
+    workspaceId: number;
+    workspaceKey: string;
+    installationId: number;
+    privateKeyPem: string;
+  },
+): string {
+  return layout(
+    ctx,
+    'App created',
+    html`<h1>App created: ${created.name}</h1>
+      <dl>
+        <dt>App ID</dt>
+        <dd><code id="app-id">${created.appId}</code></dd>
+        <dt>Key ID (kid)</dt>
+        <dd><code id="kid">${created.kid}</code> (${created.alg})</dd>
+        <dt>Own workspace ID</dt>
+        <dd><code id="workspace-id">${created.workspaceId}</code></dd>
+        <dt>Own Workspace Key</dt>
+        <dd><code class="secret" id="workspace-key">${created.workspaceKey}</code></dd>
+        <dt>Installation ID</dt>
+        <dd><code id="installation-id">${created.installationId}</code></dd>
+      </dl>
+      ${privateKeyBlock(ctx, created.privateKeyPem, `${created.appId}-${created.kid}`)}
+      <p class="hint">
+        The developer signs app JWTs with the private key (issuer: the App ID, header kid: the key ID). The
+        Workspace Key, like the private key, is shown only now.
+      </p>
+      ${back(`${OPERATOR_BASE}/apps/${created.appId}`, 'Go to the app')}`,
+  );
+}
+
+/** After adding a key: its private half, shown this once. */
+export function keyAddedPage(
+  ctx: PageContext,
+  key: { appId: string; appName: string; kid: string; alg: string; privateKeyPem: string },
+): string {
+  return layout(
+    ctx,
+    'Key added',
+    html`<h1>Key added to ${key.appName}</h1>
+      <dl>
+        <dt>Key ID (kid)</dt>
+        <dd><code id="kid">${key.kid}</code> (${key.alg})</dd>
+      </dl>
+      ${privateKeyBlock(ctx, key.privateKeyPem, `${key.appId}-${key.kid}`)}
+      ${back(`${OPERATOR_BASE}/apps/${key.appId}`, 'Back to the app')}`,
+  );
+}
+
+/** Asks before revoking a key, and says what revoking does. */
+export function revokeKeyPage(
+  ctx: PageContext,
+  key: { appId: string; appName: string; kid: string },
+): string {
+  return layout(
+    ctx,
+    'Revoke key',
+    html`<h1>Revoke key ${key.kid} of ${key.appName}?</h1>
+      <p>
+        From now on the service refuses app JWTs signed with this key, and the access tokens they minted. The
+        app keeps working only if it signs with another active key. This cannot be undone.
+      </p>
+      <form method="post" action="${OPERATOR_BASE}/apps/${key.appId}/keys/${key.kid}/revoke">
+        ${csrfField(ctx)}
+        <button type="submit">Revoke key ${key.kid}</button>
+      </form>
+      ${back(`${OPERATOR_BASE}/apps/${key.appId}`, 'Cancel, back to the app')}`,
+  );
+}
+
+/** A workspace as the operator's list shows it. */
+export interface WorkspaceListing {
+  id: number;
+  name: string;
+  type: string;
+  createdAt: string;
+  owners: string[];
+}
+
+const workspaceForm = (ctx: PageContext) =>
+  html`<form method="post" action="${OPERATOR_BASE}/workspaces">
+    ${csrfField(ctx)}
+    <label for="name">Workspace name</label>
+    <input id="name" name="name" required maxlength="200" />
+    <label for="type">Type</label>
+    <select id="type" name="type">
+      ${WORKSPACE_TYPES.map((t) => html`<option value="${t}">${t}</option>`)}
+    </select>
+    <button type="submit">Create workspace</button>
+  </form>`;
+
+const inviteOwnerForm = (ctx: PageContext, workspaceId: number, email = '') =>
+  html`<form method="post" action="${OPERATOR_BASE}/workspaces/${workspaceId}/owner-invitations">
+    ${csrfField(ctx)}
+    <label for="email">Owner's email</label>
+    <input id="email" name="email" type="email" required maxlength="254" value="${email}" />
+    <button type="submit">Create invitation link</button>
+  </form>`;
+
+/** Every workspace, with its console owners, and the form that creates one. */
+export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[]): string {
+  return layout(
+    ctx,
+    'Workspaces',
+    html`<h1>Workspaces</h1>
+      <h2>Create a workspace</h2>
+      <p>Its Workspace Key is shown once, on the next page, where you can also invite its owner.</p>
+      ${workspaceForm(ctx)}
+      <h2>All workspaces</h2>
+      ${dataTable(
+        ['ID', 'Workspace', 'Console owners'],
+        workspaces.map((w) => [
+          w.id,
+          html`<a href="/console/workspaces/${w.id}">${w.name}</a>
+            <span class="hint">${w.type}, created ${when(w.createdAt)} UTC</span>`,
+          html`<span class="wrap">${w.owners.length > 0 ? w.owners.join(', ') : 'none yet'}</span><br /><a
+              href="${OPERATOR_BASE}/workspaces/${w.id}/invite-owner"
+              aria-label="Invite an owner to ${w.name}"
+              >Invite an owner</a
+            >`,
+        ]),
+      )}
+      ${back(OPERATOR_BASE, 'Back to the operator pages')}`,
+  );
+}
+
+/** After creating a workspace: its ID and Key (shown once), and the owner's invitation form. */
+export function workspaceCreatedPage(
+  ctx: PageContext,
+  ws: { id: number; name: string; type: string; workspaceKey: string },
+): string {
+  return layout(
+    ctx,
+    'Workspace created',
+    html`<h1>Workspace created: ${ws.name}</h1>
+      <dl>
+        <dt>Workspace ID</dt>
+        <dd><code id="workspace-id">${ws.id}</code></dd>
+        <dt>Type</dt>
+        <dd>${ws.type}</dd>
+        <dt>Workspace Key</dt>
+        <dd><code class="secret" id="workspace-key">${ws.workspaceKey}</code></dd>
+      </dl>
+      <p class="notice" role="status">
+        The Workspace Key is shown only now. An app developer needs the Workspace ID and Key to connect an
+        app; the owner can make a new key later (the old one then stops working).
+      </p>
+      <h2>Invite the owner</h2>
+      <p>The owner gets a one-time link, valid 24 hours, to set a password and open the workspace.</p>
+      ${inviteOwnerForm(ctx, ws.id)} ${back(`${OPERATOR_BASE}/workspaces`, 'Back to the workspaces')}`,
+  );
+}
+
+/** The owner's invitation form for an existing workspace. */
+export function inviteOwnerPage(
+  ctx: PageContext,
+  ws: { id: number; name: string; owners: string[] },
+  opts: { error: string | null; email: string },
+): string {
+  return layout(
+    ctx,
+    'Invite an owner',
+    html`<h1>Invite an owner to ${ws.name}</h1>
+      <p>
+        ${ws.owners.length > 0 ? `Owners now: ${ws.owners.join(', ')}.` : 'The workspace has no owner yet.'}
+        The link works once, for 24 hours.
+      </p>
+      ${errorBox(opts.error)} ${inviteOwnerForm(ctx, ws.id, opts.email)}
+      ${back(`${OPERATOR_BASE}/workspaces`, 'Back to the workspaces')}`,
+  );
+}
+
+/** Every proxy ID by its prefix, and the form that creates one. */
+export function proxyIdsPage(ctx: PageContext, ids: ProxyIdInfo[], opts: { notice: string | null }): string {
+  return layout(
+    ctx,
+    'Proxy IDs',
+    html`<h1>Proxy IDs</h1>
+      ${notice(opts.notice)}
+      <p>
+        A proxy ID is the X-PROXYVID value a request-proxy client sends. It is shown once when made; the
+        service keeps only its hash and its prefix, which names it here and in logs.
+      </p>
+      <h2>Create a proxy ID</h2>
+      <form method="post" action="${OPERATOR_BASE}/proxy-ids">
+        ${csrfField(ctx)}
+        <label for="name">Who it is for</label>
+        <input id="name" name="name" required maxlength="200" />
+        <button type="submit">Create proxy ID</button>
+      </form>
+      <h2>All proxy IDs</h2>
+      ${
+        ids.length === 0
+          ? html`<p>No proxy IDs yet.</p>`
+          : dataTable(
+              ['Prefix', 'Name', 'Created (UTC)', 'Revoked (UTC)'],
+              ids.map((p) => [
+                html`<code>${p.prefix}</code>`,
+                p.name,
+                when(p.createdAt),
+                p.revokedAt !== null
+                  ? when(p.revokedAt)
+                  : activeWithRevoke(`${OPERATOR_BASE}/proxy-ids/${p.prefix}/revoke`, `Revoke ${p.prefix}`),
+              ]),
+            )
+      }
+      ${back(OPERATOR_BASE, 'Back to the operator pages')}`,
+  );
+}
+
+/** After creating a proxy ID: the ID itself, this once. */
+export function proxyIdCreatedPage(ctx: PageContext, id: string, info: ProxyIdInfo): string {
+  return layout(
+    ctx,
+    'Proxy ID created',
+    html`<h1>Proxy ID created for ${info.name}</h1>
+      <p class="notice" role="status">
+        Hand this ID to the client now: it is shown only this once. The service keeps only its hash and its
+        prefix
+        <code>${info.prefix}</code>.
+      </p>
+      <p>X-PROXYVID:</p>
+      <code class="secret" id="proxy-id">${id}</code>
+      ${back(`${OPERATOR_BASE}/proxy-ids`, 'Back to the proxy IDs')}`,
+  );
+}
+
+/** Asks before revoking a proxy ID, and says what revoking does. */
+export function revokeProxyIdPage(ctx: PageContext, info: ProxyIdInfo, refreshSeconds: number): string {
+  return layout(
+    ctx,
+    'Revoke proxy ID',
+    html`<h1>Revoke proxy ID ${info.prefix} (${info.name})?</h1>
+      <p>
+        Running proxies refuse it within ${refreshSeconds} seconds; the client's requests then get 400. This
+        cannot be undone: the client needs a new ID.
+      </p>
+      <form method="post" action="${OPERATOR_BASE}/proxy-ids/${info.prefix}/revoke">
+        ${csrfField(ctx)}
+        <button type="submit">Revoke ${info.prefix}</button>
+      </form>
+      ${back(`${OPERATOR_BASE}/proxy-ids`, 'Cancel, back to the proxy IDs')}`,
+  );
+}

@@ -1,0 +1,461 @@
+// The operator's console pages through HTTP, on SQLite and PostgreSQL: apps and their keys (the
+// private key shown once, then working against the API; a revoked key refused), workspaces and
+// their owners' invitations, proxy IDs, the health counts, the audit rows, and 404 for everyone else.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
+import { forEachDatabase } from '../support/databases.js';
+import { startFixture, type Fixture } from '../support/fixture.js';
+import { ConsoleBrowser, csrfOf } from '../support/console-browser.js';
+import { createWorkspace } from '../../src/domain/identity/workspaces.js';
+import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
+import { SqlProxyIdStore } from '../../src/domain/identity/proxy-ids.js';
+import { consoleDb } from '../../src/domain/console/db.js';
+import { CLI_ACTOR } from '../../src/domain/console/audit.js';
+import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/console/people.js';
+import { formatMicros } from '../../src/lib/time.js';
+import type { JobStatus } from '../../src/storage/db/tables.js';
+
+const PASSWORD = 'correct horse battery staple';
+const OP = '/console/operator';
+let counter = 0;
+
+/** The text of the element with `id` (escaped as the page has it, then unescaped). */
+function textOf(page: string, id: string): string {
+  const m = new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(page);
+  if (m === null) throw new Error(`no element #${id} on the page:\n${page}`);
+  return unescape(m[1]!.trim());
+}
+
+function unescape(text: string): string {
+  return text
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&amp;', '&');
+}
+
+/** The private key of a result page's text box. */
+function privateKeyOf(page: string): string {
+  const m = /<textarea id="private-key"[^>]*>([\s\S]*?)<\/textarea>/.exec(page);
+  if (m === null) throw new Error(`no private key on the page:\n${page}`);
+  return unescape(m[1]!);
+}
+
+await forEachDatabase('console: operator pages', (target) => {
+  let t: Fixture;
+  let op: ConsoleBrowser;
+  let opEmail: string;
+  before(async () => {
+    t = await startFixture(target, { ROLES: 'api' });
+    opEmail = `ops.${++counter}@example.org`;
+    const inv = await inviteOperator(db(), CLI_ACTOR, opEmail);
+    op = browser();
+    assert.equal(
+      (await op.accept(invitationLink(t.config.publicUrl, inv.token), 'Op', PASSWORD)).statusCode,
+      303,
+    );
+    assert.equal((await op.signIn(opEmail, PASSWORD)).statusCode, 303);
+  });
+  after(() => t.close());
+
+  const db = () => consoleDb(t.database.db);
+  const browser = () => new ConsoleBrowser(() => t.app);
+
+  /** The operator's audit rows of one action, oldest first. */
+  const auditOf = (action: string) =>
+    db()
+      .selectFrom('console_audit')
+      .selectAll()
+      .where('action', '=', action)
+      .where('actor', '=', opEmail)
+      .orderBy('id')
+      .execute();
+
+  async function installationsWith(appId: string, privateKeyPem: string, kid: string) {
+    const jwt = await signAppJwt({ appId, privateKeyPem, kid });
+    return t.app.inject({
+      method: 'GET',
+      url: '/api/v1/apps/me/installations',
+      headers: { authorization: `Bearer ${jwt}` },
+    });
+  }
+
+  test('the operator creates an app: the private key works against the API and is shown only once', async () => {
+    const home = await op.get('/console/home');
+    assert.match(home.body, /href="\/console\/operator"/);
+    const created = await op.submit(`${OP}/apps`, `${OP}/apps`, { name: 'Acme <Dialer>', alg: 'RS256' });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.match(created.body, /App created: Acme &lt;Dialer&gt;/);
+    const appId = textOf(created.body, 'app-id');
+    const kid = textOf(created.body, 'kid');
+    const installationId = Number(textOf(created.body, 'installation-id'));
+    assert.match(textOf(created.body, 'workspace-key'), /^wsk_/);
+    const pem = privateKeyOf(created.body);
+    assert.match(pem, /^-----BEGIN PRIVATE KEY-----\n[\s\S]+-----END PRIVATE KEY-----\n$/);
+    assert.equal(createPrivateKey(pem).asymmetricKeyType, 'rsa');
+
+    // A JWT signed with the shown key lists the app's installations through the API.
+    const listed = await installationsWith(appId, pem, kid);
+    assert.equal(listed.statusCode, 200, listed.body);
+    const data = listed.json<{ data: { installationId: number }[] }>().data;
+    assert.deepEqual(
+      data.map((i) => i.installationId),
+      [installationId],
+    );
+
+    // The download button posts the key shown back and gets the same key as a file.
+    const download = await op.post(`${OP}/private-key`, {
+      _csrf: csrfOf(created.body),
+      pem,
+      file: `${appId}-${kid}`,
+    });
+    assert.equal(download.statusCode, 200);
+    assert.equal(download.headers['content-type'], 'application/x-pem-file');
+    assert.equal(download.headers['content-disposition'], `attachment; filename="${appId}-${kid}.pem"`);
+    assert.equal(download.headers['cache-control'], 'no-store');
+    assert.equal(download.body, pem);
+    const junk = await op.post(`${OP}/private-key`, {
+      _csrf: csrfOf(created.body),
+      pem: '<script>',
+      file: 'x',
+    });
+    assert.equal(junk.statusCode, 400);
+    assert.match(junk.headers['content-type'] as string, /^text\/html/);
+
+    // No other page shows it again, and the service stores only the public half.
+    for (const url of [`${OP}/apps`, `${OP}/apps/${appId}`]) {
+      const page = await op.get(url);
+      assert.equal(page.statusCode, 200);
+      assert.match(page.body, new RegExp(kid));
+      assert.doesNotMatch(page.body, /PRIVATE KEY/);
+    }
+    const keys = await t.database.db.selectFrom('app_keys').selectAll().where('app_id', '=', appId).execute();
+    assert.equal(keys.length, 1);
+    assert.match(keys[0]!.public_key_pem, /BEGIN PUBLIC KEY/);
+
+    const rows = await auditOf('app.created');
+    assert.equal(rows.length, 1);
+    assert.match(rows[0]!.detail ?? '', new RegExp(`${appId}.*${kid} RS256`));
+    assert.doesNotMatch(rows[0]!.detail ?? '', /PRIVATE|wsk_/);
+  });
+
+  test('the operator adds a key and revokes the first; a JWT with the revoked kid gets 401', async () => {
+    const created = await op.submit(`${OP}/apps`, `${OP}/apps`, { name: 'Rotating App', alg: 'ES256' });
+    assert.equal(created.statusCode, 201);
+    const appId = textOf(created.body, 'app-id');
+    const oldKid = textOf(created.body, 'kid');
+    const oldPem = privateKeyOf(created.body);
+    assert.equal(createPrivateKey(oldPem).asymmetricKeyType, 'ec');
+
+    const added = await op.submit(`${OP}/apps/${appId}`, `${OP}/apps/${appId}/keys`, { alg: 'RS256' });
+    assert.equal(added.statusCode, 201, added.body);
+    const newKid = textOf(added.body, 'kid');
+    const newPem = privateKeyOf(added.body);
+    assert.notEqual(newKid, oldKid);
+    assert.equal((await installationsWith(appId, newPem, newKid)).statusCode, 200);
+    assert.equal((await installationsWith(appId, oldPem, oldKid)).statusCode, 200);
+
+    // Revoking asks first, and says what it does.
+    const appPage = await op.get(`${OP}/apps/${appId}`);
+    assert.match(appPage.body, new RegExp(`href="${OP}/apps/${appId}/keys/${oldKid}/revoke"`));
+    const confirm = await op.get(`${OP}/apps/${appId}/keys/${oldKid}/revoke`);
+    assert.equal(confirm.statusCode, 200);
+    assert.match(confirm.body, /refuses app JWTs signed with this key/);
+    const revoked = await op.post(`${OP}/apps/${appId}/keys/${oldKid}/revoke`, {
+      _csrf: csrfOf(confirm.body),
+    });
+    assert.equal(revoked.statusCode, 303);
+    assert.equal(revoked.headers.location, `${OP}/apps/${appId}?revoked=${oldKid}`);
+    const after = await op.get(revoked.headers.location);
+    assert.match(after.body, new RegExp(`Key ${oldKid} is revoked`));
+    assert.doesNotMatch(after.body, new RegExp(`keys/${oldKid}/revoke`));
+
+    assert.equal((await installationsWith(appId, oldPem, oldKid)).statusCode, 401);
+    // The notice is shown only when true: a link naming an active key says nothing.
+    assert.doesNotMatch((await op.get(`${OP}/apps/${appId}?revoked=${newKid}`)).body, /is revoked/);
+    assert.equal((await installationsWith(appId, newPem, newKid)).statusCode, 200);
+
+    // A second revocation, an unknown key and an unknown app are 404 pages, not 500s.
+    const again = await op.post(`${OP}/apps/${appId}/keys/${oldKid}/revoke`, { _csrf: csrfOf(confirm.body) });
+    assert.equal(again.statusCode, 404);
+    assert.equal((await op.get(`${OP}/apps/${appId}/keys/${oldKid}/revoke`)).statusCode, 404);
+    assert.equal((await op.get(`${OP}/apps/${randomUUID()}`)).statusCode, 404);
+    assert.equal((await op.get(`${OP}/apps/not-an-id`)).statusCode, 404);
+
+    assert.ok((await auditOf('app_key.added')).some((r) => r.detail?.includes(`key ${newKid} RS256`)));
+    const revokes = (await auditOf('app_key.revoked')).filter((r) => r.detail?.includes(appId));
+    assert.equal(revokes.length, 1);
+    assert.match(revokes[0]!.detail ?? '', new RegExp(`key ${oldKid}$`));
+  });
+
+  test('bad input on the operator forms gets a 400 page', async () => {
+    const page = await op.get(`${OP}/apps`);
+    const csrf = csrfOf(page.body);
+    const before = await t.database.db.selectFrom('apps').select('id').execute();
+    for (const [url, form] of [
+      [`${OP}/apps`, { name: '   ', alg: 'RS256' }],
+      [`${OP}/apps`, { name: 'X', alg: 'HS256' }],
+      [`${OP}/workspaces`, { name: 'X', type: 'Club' }],
+      [`${OP}/workspaces`, { name: '', type: 'Campaign' }],
+      [`${OP}/proxy-ids`, { name: ' ' }],
+    ] as const) {
+      const res = await op.post(url, { _csrf: csrf, ...form });
+      assert.equal(res.statusCode, 400, `${url} ${JSON.stringify(form)}`);
+      assert.match(res.body, /role="alert"|Please check the form/);
+    }
+    assert.equal((await t.database.db.selectFrom('apps').select('id').execute()).length, before.length);
+  });
+
+  test('the operator creates a workspace and invites its owner, who accepts and sees it', async () => {
+    const list = await op.get(`${OP}/workspaces`);
+    assert.equal(list.statusCode, 200);
+    assert.match(list.body, /<select id="type" name="type">/);
+    const created = await op.post(`${OP}/workspaces`, {
+      _csrf: csrfOf(list.body),
+      name: 'Friends of the River',
+      type: 'Campaign',
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const wsId = Number(textOf(created.body, 'workspace-id'));
+    const key = textOf(created.body, 'workspace-key');
+    assert.match(key, /^wsk_/);
+    const row = await t.database.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('id', '=', wsId)
+      .executeTakeFirst();
+    assert.equal(row?.display_name, 'Friends of the River');
+    assert.equal(row?.type, 'Campaign');
+    assert.notEqual(row?.key_hash, key);
+    assert.doesNotMatch((await op.get(`${OP}/workspaces`)).body, new RegExp(key));
+
+    // A bad email is answered on the form itself.
+    const bad = await op.post(`${OP}/workspaces/${wsId}/owner-invitations`, {
+      _csrf: csrfOf(created.body),
+      email: 'not an email',
+    });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.body, /role="alert"[^>]*>Enter a valid email address/);
+
+    const ownerEmail = `river.owner.${++counter}@example.org`;
+    const invited = await op.post(`${OP}/workspaces/${wsId}/owner-invitations`, {
+      _csrf: csrfOf(created.body),
+      email: ownerEmail,
+    });
+    assert.equal(invited.statusCode, 201, invited.body);
+    const link = textOf(invited.body, 'invitation-link');
+    assert.ok(link.startsWith(`${t.config.publicUrl}/console/invitation?token=dxi_`), link);
+    assert.match(invited.body, /works once, until/);
+
+    const owner = browser();
+    assert.equal((await owner.accept(link, 'River Owner', PASSWORD)).statusCode, 303);
+    assert.equal((await owner.signIn(ownerEmail, PASSWORD)).statusCode, 303);
+    const home = await owner.get('/console/home');
+    assert.match(
+      home.body,
+      new RegExp(`href="/console/workspaces/${wsId}">Friends of the River</a>\\s*\\(Owner\\)`),
+    );
+    const ws = await owner.get(`/console/workspaces/${wsId}`);
+    assert.equal(ws.statusCode, 200);
+    assert.match(ws.body, /<dd id="your-role">Owner<\/dd>/);
+
+    // The list shows the new owner; the invitation form of an existing workspace works too.
+    const after = await op.get(`${OP}/workspaces`);
+    assert.match(after.body, new RegExp(ownerEmail.replaceAll('.', '\\.')));
+    const form = await op.get(`${OP}/workspaces/${wsId}/invite-owner`);
+    assert.equal(form.statusCode, 200);
+    assert.match(form.body, /<label for="email">/);
+    assert.equal((await op.get(`${OP}/workspaces/999999/invite-owner`)).statusCode, 404);
+
+    const made = await auditOf('workspace.created');
+    assert.ok(made.some((r) => r.workspace_id === wsId && r.detail === 'Friends of the River (Campaign)'));
+    const invites = (await auditOf('owner.invited')).filter((r) => r.workspace_id === wsId);
+    assert.deepEqual(
+      invites.map((r) => r.detail),
+      [`${ownerEmail} as owner`],
+    );
+  });
+
+  test('the operator creates a proxy ID (shown once, stored hashed) and revokes it', async () => {
+    const created = await op.submit(`${OP}/proxy-ids`, `${OP}/proxy-ids`, { name: 'Acme Dialer' });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = textOf(created.body, 'proxy-id');
+    assert.match(id, /^pv_[A-Za-z0-9_-]{32}$/);
+    const prefix = id.slice(0, 11);
+
+    const list = await op.get(`${OP}/proxy-ids`);
+    assert.match(list.body, new RegExp(`<code>${prefix}</code>`));
+    assert.ok(!list.body.includes(id));
+    const row = await t.database.db
+      .selectFrom('proxy_ids')
+      .selectAll()
+      .where('prefix', '=', prefix)
+      .executeTakeFirst();
+    assert.equal(row?.id_hash, createHash('sha256').update(id).digest('hex'));
+    assert.ok(!Object.values(row ?? {}).includes(id));
+    const store = new SqlProxyIdStore(t.database.db);
+    assert.ok((await store.active()).some((a) => a.prefix === prefix));
+
+    const confirm = await op.get(`${OP}/proxy-ids/${prefix}/revoke`);
+    assert.equal(confirm.statusCode, 200);
+    assert.match(confirm.body, /Running proxies refuse it within 5 seconds/);
+    const revoked = await op.post(`${OP}/proxy-ids/${prefix}/revoke`, { _csrf: csrfOf(confirm.body) });
+    assert.equal(revoked.statusCode, 303);
+    assert.equal(revoked.headers.location, `${OP}/proxy-ids?revoked=${prefix}`);
+    assert.ok(!(await store.active()).some((a) => a.prefix === prefix));
+    const after = await op.get(revoked.headers.location);
+    assert.match(after.body, new RegExp(`Proxy ID ${prefix} is revoked`));
+    assert.doesNotMatch(after.body, new RegExp(`proxy-ids/${prefix}/revoke`));
+    // Revoking again changes nothing and logs nothing more; an unknown prefix is a 404.
+    assert.equal(
+      (await op.post(`${OP}/proxy-ids/${prefix}/revoke`, { _csrf: csrfOf(confirm.body) })).statusCode,
+      303,
+    );
+    assert.equal((await op.get(`${OP}/proxy-ids/pv_AAAAAAAA/revoke`)).statusCode, 404);
+
+    assert.deepEqual(
+      (await auditOf('proxy_id.created')).map((r) => r.detail),
+      [`${prefix} (Acme Dialer)`],
+    );
+    assert.deepEqual(
+      (await auditOf('proxy_id.revoked')).map((r) => r.detail),
+      [`${prefix} (Acme Dialer)`],
+    );
+  });
+
+  test('the health page counts queued, running and recently failed jobs', async () => {
+    const empty = await op.get(OP);
+    assert.equal(empty.statusCode, 200);
+    assert.equal(textOf(empty.body, 'jobs-queued'), '0');
+    assert.equal(textOf(empty.body, 'database-engine'), target.name === 'sqlite' ? 'SQLite' : 'PostgreSQL');
+    assert.match(textOf(empty.body, 'service-version'), /^\d+\.\d+\.\d+/);
+
+    const datasetId = await t.defineDataset([{ name: 'id', type: 'string' }]);
+    const dataset = await t.database.db
+      .selectFrom('datasets')
+      .selectAll()
+      .where('id', '=', datasetId)
+      .executeTakeFirstOrThrow();
+    const stamp = (ago: number) => formatMicros(BigInt(Date.now() - ago) * 1000n);
+    const job = (status: JobStatus, agoMs = 0) => ({
+      id: randomUUID(),
+      dataset_id: datasetId,
+      workspace_id: dataset.workspace_id,
+      job_type: 'uploadUrl' as const,
+      mode: 'create' as const,
+      status,
+      attempts: 0,
+      created_at: stamp(agoMs + 1000),
+      updated_at: stamp(agoMs),
+      created_by_user_id: dataset.created_by_user_id,
+    });
+    const hour = 60 * 60 * 1000;
+    await t.database.db
+      .insertInto('dataset_jobs')
+      .values([
+        job('Queued'),
+        job('Queued'),
+        job('Queued', 3 * hour),
+        job('Running'),
+        job('Failed', hour),
+        job('Failed', 23 * hour),
+        job('Failed', 25 * hour), // older than a day: not counted
+        job('Completed'),
+        job('Created'),
+      ])
+      .execute();
+    const page = await op.get(OP);
+    assert.equal(textOf(page.body, 'jobs-queued'), '3');
+    assert.equal(textOf(page.body, 'jobs-running'), '1');
+    assert.equal(textOf(page.body, 'jobs-failed'), '2');
+    // The same figures as the gauges of /metrics.
+    const metrics = await t.app.inject('/metrics');
+    assert.match(metrics.body, /^dx_jobs_queued 3$/m);
+    assert.match(metrics.body, /^dx_jobs_running 1$/m);
+  });
+
+  test('anyone but the operator gets 404 for every operator page, GET and POST; nothing changes', async () => {
+    const app = await op.submit(`${OP}/apps`, `${OP}/apps`, { name: 'Guarded', alg: 'RS256' });
+    const appId = textOf(app.body, 'app-id');
+    const kid = textOf(app.body, 'kid');
+    const pem = privateKeyOf(app.body);
+    const pid = textOf(
+      (await op.submit(`${OP}/proxy-ids`, `${OP}/proxy-ids`, { name: 'Guarded' })).body,
+      'proxy-id',
+    );
+    const prefix = pid.slice(0, 11);
+    const { workspace } = await createWorkspace(t.database.db, { displayName: 'Member Land' });
+
+    // An owner of a workspace: signed in, a member, but not the operator.
+    const ownerEmail = `owner.${++counter}@example.org`;
+    const inv = await inviteMember(db(), CLI_ACTOR, {
+      workspaceId: workspace.id,
+      email: ownerEmail,
+      role: 'owner',
+    });
+    const member = browser();
+    assert.equal(
+      (await member.accept(invitationLink(t.config.publicUrl, inv.token), 'M', PASSWORD)).statusCode,
+      303,
+    );
+    assert.equal((await member.signIn(ownerEmail, PASSWORD)).statusCode, 303);
+    const home = await member.get('/console/home');
+    assert.doesNotMatch(home.body, /\/console\/operator/);
+    const csrf = csrfOf(home.body);
+
+    const gets = [
+      OP,
+      `${OP}/apps`,
+      `${OP}/apps/${appId}`,
+      `${OP}/apps/${appId}/keys/${kid}/revoke`,
+      `${OP}/workspaces`,
+      `${OP}/workspaces/${workspace.id}/invite-owner`,
+      `${OP}/proxy-ids`,
+      `${OP}/proxy-ids/${prefix}/revoke`,
+    ];
+    for (const url of gets) {
+      const res = await member.get(url);
+      assert.equal(res.statusCode, 404, url);
+      assert.match(res.body, /There is no console page at this address/);
+    }
+    const posts: [string, Record<string, string>][] = [
+      [`${OP}/apps`, { name: 'Sneaky', alg: 'RS256' }],
+      [`${OP}/apps/${appId}/keys`, { alg: 'RS256' }],
+      [`${OP}/apps/${appId}/keys/${kid}/revoke`, {}],
+      [`${OP}/private-key`, { pem, file: 'x' }],
+      [`${OP}/workspaces`, { name: 'Sneaky', type: 'Campaign' }],
+      [`${OP}/workspaces/${workspace.id}/owner-invitations`, { email: 'sneaky@example.org' }],
+      [`${OP}/proxy-ids`, { name: 'Sneaky' }],
+      [`${OP}/proxy-ids/${prefix}/revoke`, {}],
+    ];
+    const count = async () =>
+      Promise.all(
+        (['apps', 'app_keys', 'workspaces', 'proxy_ids', 'console_invitations'] as const).map(async (table) =>
+          Number(
+            (
+              await db()
+                .selectFrom(table)
+                .select((eb) => eb.fn.countAll<number>().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          ),
+        ),
+      );
+    const before = await count();
+    for (const [url, form] of posts) {
+      const res = await member.post(url, { _csrf: csrf, ...form });
+      assert.equal(res.statusCode, 404, url);
+      assert.doesNotMatch(res.body, /PRIVATE KEY/);
+    }
+    assert.deepEqual(await count(), before);
+    assert.equal((await installationsWith(appId, pem, kid)).statusCode, 200);
+    assert.ok((await new SqlProxyIdStore(t.database.db).active()).some((a) => a.prefix === prefix));
+
+    // Without a session a page is the sign-in page's redirect, as everywhere in the console.
+    const anonymous = await browser().get(`${OP}/apps`);
+    assert.equal(anonymous.statusCode, 303);
+    assert.equal(anonymous.headers.location, '/console/sign-in');
+  });
+});
