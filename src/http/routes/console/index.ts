@@ -21,6 +21,10 @@ import {
 } from './context.js';
 import { accountRoutes } from './account.js';
 import { workspaceRoutes } from './workspaces.js';
+import { workspaceKeyRoutes } from './workspace-key.js';
+import { installationRoutes } from './installations.js';
+import { memberRoutes } from './members.js';
+import { auditLogRoutes } from './audit-log.js';
 import { CONSOLE_CSS } from './style.js';
 import { errorPage } from './pages.js';
 
@@ -31,6 +35,7 @@ const TITLES: Record<number, string> = {
   401: 'Please sign in',
   403: 'Not allowed',
   404: 'Not found',
+  409: 'That cannot be done',
   410: 'Link no longer works',
   413: 'Too much data',
   429: 'Too many attempts',
@@ -102,4 +107,8 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   );
   accountRoutes(scope, deps, db);
   workspaceRoutes(scope, deps, db);
+  workspaceKeyRoutes(scope, deps, db);
+  installationRoutes(scope, deps, db);
+  memberRoutes(scope, deps, db);
+  auditLogRoutes(scope, deps, db);
 }

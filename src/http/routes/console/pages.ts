@@ -11,7 +11,7 @@ export interface PageContext {
   signedInAs: { email: string; displayName: string } | null;
 }
 
-const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
+export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
 
 /** The frame of every page: skip link, header with sign-out, one main landmark. */
 export function layout(ctx: PageContext, title: string, body: SafeHtml): string {
@@ -42,7 +42,7 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
     </html> `.value;
 }
 
-const errorBox = (message: string | null) =>
+export const errorBox = (message: string | null) =>
   message !== null ? html`<p class="error" role="alert" id="form-error">${message}</p>` : '';
 
 /** Sign-in with email and password. */
@@ -149,6 +149,7 @@ export function homePage(
     opts.operatorWorkspaces !== null
       ? html`<h2>All workspaces</h2>
           <p>You are the operator: you can open any workspace and invite its owner.</p>
+          <p><a href="/console/audit">The whole service's audit log</a></p>
           ${dataTable(
             ['Workspace ID', 'Name'],
             opts.operatorWorkspaces.map((w) => [
@@ -210,6 +211,7 @@ export function workspacePage(
         <dd id="your-role">${opts.roleLabel}</dd>
       </dl>
       <p class="hint">An app developer needs the Workspace ID and the Workspace Key to connect an app.</p>
+      ${workspaceSettingsNav(opts.workspaceId, opts.audit !== null)}
       <h2>Members</h2>
       ${dataTable(
         ['Name', 'Email', 'Role'],
@@ -217,6 +219,19 @@ export function workspacePage(
       )}
       ${invite}${audit}`,
   );
+}
+
+/** Links to the workspace's settings pages (pages-workspace.ts); the audit log for its readers. */
+function workspaceSettingsNav(workspaceId: number, readsAudit: boolean): SafeHtml {
+  const base = `/console/workspaces/${workspaceId}`;
+  return html`<nav aria-label="Workspace settings">
+    <ul>
+      <li><a href="${base}/key">Workspace Key</a></li>
+      <li><a href="${base}/apps">Connected apps</a></li>
+      <li><a href="${base}/members">Members and roles</a></li>
+      ${readsAudit ? html`<li><a href="${base}/audit">Audit log</a></li>` : ''}
+    </ul>
+  </nav>`;
 }
 
 /** A one-time invitation link, shown once. */
@@ -250,7 +265,7 @@ export function errorPage(ctx: PageContext, status: number, title: string, detai
 }
 
 /** A table of `rows` under column `headers`, scrollable on its own on a narrow screen. */
-function dataTable(headers: readonly string[], rows: readonly (readonly unknown[])[]): SafeHtml {
+export function dataTable(headers: readonly string[], rows: readonly (readonly unknown[])[]): SafeHtml {
   return html`<div class="table-wrap">
     <table>
       <thead>

@@ -14,7 +14,8 @@ import { homePage, invitationCreatedPage, workspacePage } from './pages.js';
 
 const hidden = { schema: { hide: true } };
 
-function workspaceIdOf(params: unknown): number {
+/** The `:workspaceId` of a console path, or 404. */
+export function workspaceIdOf(params: unknown): number {
   const raw = (params as { workspaceId?: string }).workspaceId ?? '';
   const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(id) || id < 1) throw problem('notFound', 'There is no such workspace.');
