@@ -335,6 +335,26 @@ await forEachDatabase('web console: workspace settings', (target) => {
     ]);
   });
 
+  test('two owners stepping down at the same moment: one succeeds, the other is refused (409)', async () => {
+    const { wsId } = await workspace();
+    const a = await member(wsId);
+    const b = await member(wsId);
+    const members = `/console/workspaces/${wsId}/members`;
+    const [pageA, pageB] = await Promise.all([a.b.get(members), b.b.get(members)]);
+    const results = await Promise.all([
+      a.b.post(`${members}/${a.accountId}/role`, { _csrf: csrfOf(pageA.body), role: 'viewer' }),
+      b.b.post(`${members}/${b.accountId}/role`, { _csrf: csrfOf(pageB.body), role: 'viewer' }),
+    ]);
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [303, 409]);
+    const owners = await db()
+      .selectFrom('console_memberships')
+      .select('account_id')
+      .where('workspace_id', '=', wsId)
+      .where('role', '=', 'owner')
+      .execute();
+    assert.equal(owners.length, 1);
+  });
+
   test('a viewer is offered no form on the settings pages and every action is refused (403)', async () => {
     const partner = await onboardApp(t, `Watched ${++counter}`);
     const { wsId } = await workspace();
