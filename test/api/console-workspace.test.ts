@@ -200,7 +200,7 @@ await forEachDatabase('web console: workspace settings', (target) => {
     assert.equal(connected.headers.location, `${appsUrl}?done=connected`);
     const list = await owner.b.get(connected.headers.location);
     assert.match(list.body, /The app is connected/);
-    assert.match(list.body, new RegExp(`<td>${partner.app.name}</td>`));
+    assert.match(list.body, new RegExp(`<td>${partner.app.name}<br />`));
     assert.match(list.body, new RegExp(`<code>${partner.app.id}</code>`));
     const seen = (await appInstallations(partner)).find((i) => i.workspaceId === wsId);
     assert.ok(seen !== undefined, 'the app lists its new installation');
@@ -373,7 +373,7 @@ await forEachDatabase('web console: workspace settings', (target) => {
       );
     }
     const apps = await viewer.b.get(`${ws}/apps`);
-    assert.match(apps.body, new RegExp(`<td>${partner.app.name}</td>`));
+    assert.match(apps.body, new RegExp(`<td>${partner.app.name}<br />`));
     assert.doesNotMatch(apps.body, /\/disconnect"/);
     assert.doesNotMatch((await viewer.b.get(`${ws}/members`)).body, new RegExp(`href="${ws}/members/\\d+"`));
     assert.doesNotMatch((await viewer.b.get(ws)).body, /\/audit"/);

@@ -104,10 +104,10 @@ export function connectedAppsPage(
     appId: string;
   },
 ): string {
-  const headers = ['App', 'App ID', 'Connected (UTC)', ...(opts.mayChange ? ['Action'] : [])];
+  // The ID under the name rather than in a column of its own: a UUID column leaves no room on a phone.
+  const headers = ['App', 'Connected (UTC)', ...(opts.mayChange ? ['Action'] : [])];
   const rows = opts.apps.map((a) => [
-    a.appName,
-    html`<code>${a.appId}</code>`,
+    html`${a.appName}<br /><span class="hint">App ID <code>${a.appId}</code></span>`,
     when(a.connectedAt),
     ...(opts.mayChange
       ? [
@@ -178,10 +178,10 @@ export function membersPage(
   ctx: PageContext,
   opts: WorkspaceRef & { members: WorkspaceMember[]; mayManage: boolean; notice: string | null },
 ): string {
-  const headers = ['Name', 'Email', 'Role', ...(opts.mayManage ? ['Action'] : [])];
+  // Name and email in one cell, so the table fits a phone's width.
+  const headers = ['Member', 'Role', ...(opts.mayManage ? ['Action'] : [])];
   const rows = opts.members.map((m) => [
-    m.displayName,
-    m.email,
+    html`${m.displayName}<br /><span class="hint">${m.email}</span>`,
     ROLE_POWERS[m.role].label,
     ...(opts.mayManage
       ? [
