@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
+import { consoleDb } from '../../src/domain/console/db.js';
 
 const run = promisify(execFile);
 const BIN = join(process.cwd(), 'bin', 'dx.js');
@@ -113,6 +114,14 @@ await forEachDatabase('dx CLI', (target) => {
       String(ws.workspaceId),
     );
     assert.notEqual(rotated.workspaceKey, ws.workspaceKey);
+    // Written to the workspace's audit log, which its owners read in the console.
+    const logged = await consoleDb(service.database.db)
+      .selectFrom('console_audit')
+      .select(['actor', 'detail'])
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('action', '=', 'workspace_key.rotated')
+      .execute();
+    assert.deepEqual(logged, [{ actor: 'cli', detail: 'key version 2' }]);
   });
 
   test('keys: add, list, revoke', async () => {

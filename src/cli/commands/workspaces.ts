@@ -3,7 +3,6 @@ import { Option, type Command } from 'commander';
 import {
   createWorkspace,
   listWorkspaces,
-  rotateWorkspaceKey,
   WORKSPACE_TYPES,
   type WorkspaceType,
 } from '../../domain/identity/workspaces.js';
@@ -13,6 +12,9 @@ import {
   listInstallations,
   removeInstallation,
 } from '../../domain/identity/installations.js';
+import { CLI_ACTOR } from '../../domain/console/audit.js';
+import { consoleDb } from '../../domain/console/db.js';
+import { rotateKeyAudited } from '../../domain/console/workspace-key.js';
 import { output, parseId, table, withDatabase, type OutputOptions } from '../context.js';
 
 /** Registers `workspaces …` on the program. */
@@ -81,8 +83,9 @@ export function registerWorkspaceCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: OutputOptions) => {
       const workspaceId = parseId(id, 'workspaceId');
-      const { workspaceKey } = await withDatabase(({ db }) =>
-        db.transaction().execute((trx) => rotateWorkspaceKey(trx, workspaceId)),
+      // The same rotation as the console's, so the workspace's audit log shows it too.
+      const workspaceKey = await withDatabase(({ db }) =>
+        db.transaction().execute((trx) => rotateKeyAudited(consoleDb(trx), CLI_ACTOR, workspaceId)),
       );
       output(opts, { workspaceId, workspaceKey }, () => [
         `New Workspace Key for ${workspaceId}: ${workspaceKey}`,
