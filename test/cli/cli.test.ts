@@ -117,11 +117,15 @@ await forEachDatabase('dx CLI', (target) => {
     // Written to the workspace's audit log, which its owners read in the console.
     const logged = await consoleDb(service.database.db)
       .selectFrom('console_audit')
-      .select(['actor', 'detail'])
+      .select(['action', 'actor', 'detail'])
       .where('workspace_id', '=', ws.workspaceId)
-      .where('action', '=', 'workspace_key.rotated')
+      .orderBy('id')
       .execute();
-    assert.deepEqual(logged, [{ actor: 'cli', detail: 'key version 2' }]);
+    assert.deepEqual(logged, [
+      { action: 'app.connected', actor: 'cli', detail: `CLI App (${app.platformAppId})` },
+      { action: 'app.disconnected', actor: 'cli', detail: `CLI App (${app.platformAppId})` },
+      { action: 'workspace_key.rotated', actor: 'cli', detail: 'key version 2' },
+    ]);
   });
 
   test('keys: add, list, revoke', async () => {

@@ -45,13 +45,17 @@ export async function connectedApp(
   return connectedAppOf(row);
 }
 
-/** Connects an app by its ID: 400 for a blank ID, 404 for an unknown app, 409 when connected already. */
+/**
+ * Connects an app by its ID (400 for a blank ID, 404 for an unknown app), audited when it made a
+ * new installation. Connecting twice changes nothing (`created: false`): the console answers that
+ * with 409, the CLI (idempotent) with the existing installation.
+ */
 export async function connectAppAudited(
   db: ConsoleDb,
   actor: Actor,
   workspaceId: number,
   rawAppId: string,
-): Promise<ConnectedApp> {
+): Promise<{ app: ConnectedApp; created: boolean }> {
   const appId = rawAppId.trim();
   if (appId === '' || appId.length > MAX_APP_ID)
     throw problem('invalid', "Enter the app's ID, as its developer gave it to you.");
@@ -59,11 +63,10 @@ export async function connectAppAudited(
   const existing = await connectedAppsQuery(db, workspaceId)
     .where('i.app_id', '=', app.id)
     .executeTakeFirst();
-  if (existing !== undefined)
-    throw problem('conflict', `${app.name} is already connected to this workspace.`);
+  if (existing !== undefined) return { app: connectedAppOf(existing), created: false };
   const installation = await connectInstallation(asServiceDb(db), app.id, workspaceId);
   await audit(db, actor, 'app.connected', { workspaceId, detail: `${app.name} (${app.id})` });
-  return connectedAppOf({ ...installation, name: app.name });
+  return { app: connectedAppOf({ ...installation, name: app.name }), created: true };
 }
 
 /** Disconnects one of the workspace's apps; its access tokens stop at once (removeInstallation). */
@@ -77,4 +80,19 @@ export async function disconnectAppAudited(
   await removeInstallation(asServiceDb(db), installationId);
   await audit(db, actor, 'app.disconnected', { workspaceId, detail: `${app.appName} (${app.appId})` });
   return app;
+}
+
+/** The CLI's disconnect, by installation ID alone: audited in the installation's workspace. */
+export async function removeInstallationAudited(
+  db: ConsoleDb,
+  actor: Actor,
+  installationId: number,
+): Promise<ConnectedApp> {
+  const row = await db
+    .selectFrom('installations')
+    .select('workspace_id')
+    .where('id', '=', installationId)
+    .executeTakeFirst();
+  if (row === undefined) throw problem('notFound', `Installation ${installationId} does not exist.`);
+  return disconnectAppAudited(db, actor, row.workspace_id, installationId);
 }

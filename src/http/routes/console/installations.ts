@@ -1,7 +1,7 @@
 // /console/workspaces/:workspaceId/apps: the workspace's connected apps (installations), connect
 // by app ID, and disconnect after a confirmation page. Owners and admins change; viewers look.
 import type { FastifyInstance } from 'fastify';
-import { ProblemError } from '../../../errors.js';
+import { problem, ProblemError } from '../../../errors.js';
 import type { ApiDeps } from '../../deps.js';
 import type { ConsoleDb } from '../../../domain/console/db.js';
 import { requireChange, workspaceAccess, type WorkspaceAccess } from '../../../domain/console/access.js';
@@ -64,7 +64,10 @@ export function installationRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
     const appId = field(request.body, 'appId');
     const actor = { accountId: account.id, name: account.email };
     try {
-      await db.transaction().execute((trx) => connectAppAudited(trx, actor, access.workspaceId, appId));
+      await db.transaction().execute(async (trx) => {
+        const { app, created } = await connectAppAudited(trx, actor, access.workspaceId, appId);
+        if (!created) throw problem('conflict', `${app.appName} is already connected to this workspace.`);
+      });
     } catch (err) {
       // A blank, unknown or already connected app ID: the form again, with what went wrong.
       if (!(err instanceof ProblemError) || err.status >= 500) throw err;
