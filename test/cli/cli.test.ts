@@ -165,6 +165,14 @@ await forEachDatabase('dx CLI', (target) => {
       return true;
     });
     await assert.rejects(dx('workspaces', 'rotate-key', 'abc'), /workspaceId must be a positive integer/);
+    await assert.rejects(
+      dx('installations', 'create', '--app', 'no-such-app', '--workspace', '1'),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /App no-such-app does not exist/);
+        return true;
+      },
+    );
     await assert.rejects(dx('apps', 'create'), /required option '--name <name>'/);
     await assert.rejects(
       run(process.execPath, [BIN, 'migrate'], {
