@@ -22,7 +22,7 @@ import {
 import { accountRoutes } from './account.js';
 import { workspaceRoutes } from './workspaces.js';
 import { workspaceKeyRoutes } from './workspace-key.js';
-import { installationRoutes } from './installations.js';
+import { connectedAppRoutes } from './installations.js';
 import { memberRoutes } from './members.js';
 import { auditLogRoutes } from './audit-log.js';
 import { CONSOLE_CSS } from './style.js';
@@ -108,7 +108,7 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   accountRoutes(scope, deps, db);
   workspaceRoutes(scope, deps, db);
   workspaceKeyRoutes(scope, deps, db);
-  installationRoutes(scope, deps, db);
+  connectedAppRoutes(scope, deps, db);
   memberRoutes(scope, deps, db);
   auditLogRoutes(scope, deps, db);
 }

@@ -28,7 +28,7 @@ const NOTICES = {
 const installationIdOf = (params: unknown) =>
   idParam(params, 'installationId', 'That app is not connected to this workspace.');
 
-export function installationRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
+export function connectedAppRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
   const listPage = async (
     request: Parameters<typeof pageContext>[1],
     access: WorkspaceAccess,
