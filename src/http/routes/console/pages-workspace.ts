@@ -199,7 +199,10 @@ export function membersPage(
       <h2>What each role may do</h2>
       <ul>
         <li>Owner: everything, including rotating the Workspace Key and managing members.</li>
-        <li>Admin: connects and disconnects apps and invites admins and viewers.</li>
+        <li>
+          Admin: changes things (connects apps, invites admins and viewers), but neither rotates the key nor
+          manages members.
+        </li>
         <li>Viewer: looks, changes nothing.</li>
       </ul>
       ${
