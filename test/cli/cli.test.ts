@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
+import { consoleDb } from '../../src/domain/console/db.js';
 
 const run = promisify(execFile);
 const BIN = join(process.cwd(), 'bin', 'dx.js');
@@ -113,6 +114,18 @@ await forEachDatabase('dx CLI', (target) => {
       String(ws.workspaceId),
     );
     assert.notEqual(rotated.workspaceKey, ws.workspaceKey);
+    // Written to the workspace's audit log, which its owners read in the console.
+    const logged = await consoleDb(service.database.db)
+      .selectFrom('console_audit')
+      .select(['action', 'actor', 'detail'])
+      .where('workspace_id', '=', ws.workspaceId)
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(logged, [
+      { action: 'app.connected', actor: 'cli', detail: `CLI App (${app.platformAppId})` },
+      { action: 'app.disconnected', actor: 'cli', detail: `CLI App (${app.platformAppId})` },
+      { action: 'workspace_key.rotated', actor: 'cli', detail: 'key version 2' },
+    ]);
   });
 
   test('keys: add, list, revoke', async () => {
@@ -152,6 +165,14 @@ await forEachDatabase('dx CLI', (target) => {
       return true;
     });
     await assert.rejects(dx('workspaces', 'rotate-key', 'abc'), /workspaceId must be a positive integer/);
+    await assert.rejects(
+      dx('installations', 'create', '--app', 'no-such-app', '--workspace', '1'),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /App no-such-app does not exist/);
+        return true;
+      },
+    );
     await assert.rejects(dx('apps', 'create'), /required option '--name <name>'/);
     await assert.rejects(
       run(process.execPath, [BIN, 'migrate'], {

@@ -3,16 +3,14 @@ import { Option, type Command } from 'commander';
 import {
   createWorkspace,
   listWorkspaces,
-  rotateWorkspaceKey,
   WORKSPACE_TYPES,
   type WorkspaceType,
 } from '../../domain/identity/workspaces.js';
-import {
-  connectInstallation,
-  getInstallation,
-  listInstallations,
-  removeInstallation,
-} from '../../domain/identity/installations.js';
+import { getInstallation, listInstallations } from '../../domain/identity/installations.js';
+import { connectAppAudited, removeInstallationAudited } from '../../domain/console/connected-apps.js';
+import { CLI_ACTOR } from '../../domain/console/audit.js';
+import { consoleDb } from '../../domain/console/db.js';
+import { rotateKeyAudited } from '../../domain/console/workspace-key.js';
 import { output, parseId, table, withDatabase, type OutputOptions } from '../context.js';
 
 /** Registers `workspaces …` on the program. */
@@ -81,8 +79,9 @@ export function registerWorkspaceCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: OutputOptions) => {
       const workspaceId = parseId(id, 'workspaceId');
-      const { workspaceKey } = await withDatabase(({ db }) =>
-        db.transaction().execute((trx) => rotateWorkspaceKey(trx, workspaceId)),
+      // The same rotation as the console's, so the workspace's audit log shows it too.
+      const workspaceKey = await withDatabase(({ db }) =>
+        db.transaction().execute((trx) => rotateKeyAudited(consoleDb(trx), CLI_ACTOR, workspaceId)),
       );
       output(opts, { workspaceId, workspaceKey }, () => [
         `New Workspace Key for ${workspaceId}: ${workspaceKey}`,
@@ -102,9 +101,12 @@ export function registerInstallationCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { app: string; workspace: string } & OutputOptions) => {
       const workspaceId = parseId(opts.workspace, '--workspace');
+      // The console's connect (connectInstallation, audited); connecting twice is not an error here.
       const installation = await withDatabase(async ({ db }) => {
-        const row = await connectInstallation(db, opts.app, workspaceId);
-        return getInstallation(db, row.id);
+        const { app } = await db
+          .transaction()
+          .execute((trx) => connectAppAudited(consoleDb(trx), CLI_ACTOR, workspaceId, opts.app));
+        return getInstallation(db, app.installationId);
       });
       output(opts, installation, () => [
         `Installation ${installation.installationId}: app ${installation.platformAppId} ↔ workspace ${installation.workspaceId}`,
@@ -132,7 +134,11 @@ export function registerInstallationCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: OutputOptions) => {
       const installationId = parseId(id, 'installationId');
-      await withDatabase(({ db }) => removeInstallation(db, installationId));
+      await withDatabase(({ db }) =>
+        db
+          .transaction()
+          .execute((trx) => removeInstallationAudited(consoleDb(trx), CLI_ACTOR, installationId)),
+      );
       output(opts, { installationId, removed: true }, () => [`Installation ${installationId} removed.`]);
     });
 }

@@ -60,15 +60,30 @@ export function requireChange(access: WorkspaceAccess): void {
     throw problem('forbidden', `As ${access.label.toLowerCase()} you can look but not change anything here.`);
 }
 
+/** Refuses (403) what only some roles may do: rotating the key, managing members. */
+export function requirePower(
+  access: WorkspaceAccess,
+  power: 'rotatesKey' | 'managesMembers',
+  what: string,
+): void {
+  if (!access.powers[power])
+    throw problem('forbidden', `As ${access.label.toLowerCase()} you cannot ${what}; an owner can.`);
+}
+
+/** A member as pages show them. */
+export interface WorkspaceMember {
+  accountId: number;
+  email: string;
+  displayName: string;
+  role: ConsoleRole;
+}
+
 /** The members of a workspace, owners first. */
-export async function workspaceMembers(
-  db: ConsoleDb,
-  workspaceId: number,
-): Promise<{ email: string; displayName: string; role: ConsoleRole }[]> {
+export async function workspaceMembers(db: ConsoleDb, workspaceId: number): Promise<WorkspaceMember[]> {
   const rows = await db
     .selectFrom('console_memberships as m')
     .innerJoin('console_accounts as a', 'a.id', 'm.account_id')
-    .select(['a.email', 'a.display_name', 'm.role'])
+    .select(['a.id', 'a.email', 'a.display_name', 'm.role'])
     .where('m.workspace_id', '=', workspaceId)
     .orderBy('a.email')
     .execute();
@@ -76,7 +91,7 @@ export async function workspaceMembers(
   return rows
     .flatMap((r) => {
       const role = asConsoleRole(r.role);
-      return role === null ? [] : [{ email: r.email, displayName: r.display_name, role }];
+      return role === null ? [] : [{ accountId: r.id, email: r.email, displayName: r.display_name, role }];
     })
     .sort((a, b) => order[a.role] - order[b.role]);
 }

@@ -23,6 +23,12 @@ export const AUDIT_ACTIONS = [
   'session.signed_out',
   'dataset.apps_changed',
   'dataset.deleted',
+  // A workspace's own settings (routes/console/workspace-key.ts, installations.ts, members.ts).
+  'workspace_key.rotated',
+  'app.connected',
+  'app.disconnected',
+  'member.role_changed',
+  'member.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -55,13 +61,14 @@ export async function audit(
     .execute();
 }
 
-/** The newest rows, of one workspace or of all (the operator), newest first. */
+/** The newest rows (older than row `before` when given), of one workspace or of all, newest first. */
 export async function auditRows(
   db: ConsoleDb,
-  options: { workspaceId?: number; limit?: number } = {},
+  options: { workspaceId?: number; limit?: number; before?: number } = {},
 ): Promise<ConsoleAuditRow[]> {
   let q = db.selectFrom('console_audit').selectAll();
   if (options.workspaceId !== undefined) q = q.where('workspace_id', '=', options.workspaceId);
+  if (options.before !== undefined) q = q.where('id', '<', options.before);
   return q
     .orderBy('id', 'desc')
     .limit(options.limit ?? 100)

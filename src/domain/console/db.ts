@@ -9,3 +9,12 @@ export type ConsoleDb = Kysely<Tables & ConsoleTables> | Transaction<Tables & Co
 export function consoleDb(db: Kysely<Tables>): Kysely<Tables & ConsoleTables> {
   return db.withTables<ConsoleTables>();
 }
+
+/**
+ * The same handle (or transaction) seen as the service's own, for the identity domain's functions.
+ * Safe: `withTables` only widens the type, so the object and its connection are the same; Kysely's
+ * types are invariant in the table set, hence the cast.
+ */
+export function asServiceDb(db: ConsoleDb): Kysely<Tables> | Transaction<Tables> {
+  return db as unknown as Kysely<Tables> | Transaction<Tables>;
+}

@@ -8,15 +8,31 @@ export interface RolePowers {
   canChange: boolean;
   /** The roles this role may invite. */
   mayInvite: readonly ConsoleRole[];
+  /** May rotate the Workspace Key (it stops every app at once: an owner's decision). */
+  rotatesKey: boolean;
+  /** May change members' roles and remove members. */
+  managesMembers: boolean;
   /** Shown to people. */
   label: string;
 }
 
 /** What each role may do; a new role fails to compile until it is given its powers. */
 export const ROLE_POWERS: Record<ConsoleRole, RolePowers> = {
-  owner: { canChange: true, mayInvite: ['owner', 'admin', 'viewer'], label: 'Owner' },
-  admin: { canChange: true, mayInvite: ['admin', 'viewer'], label: 'Admin' },
-  viewer: { canChange: false, mayInvite: [], label: 'Viewer' },
+  owner: {
+    canChange: true,
+    mayInvite: ['owner', 'admin', 'viewer'],
+    rotatesKey: true,
+    managesMembers: true,
+    label: 'Owner',
+  },
+  admin: {
+    canChange: true,
+    mayInvite: ['admin', 'viewer'],
+    rotatesKey: false,
+    managesMembers: false,
+    label: 'Admin',
+  },
+  viewer: { canChange: false, mayInvite: [], rotatesKey: false, managesMembers: false, label: 'Viewer' },
 };
 
 /** Narrows a stored or submitted role; null when it is none of the set. */

@@ -24,6 +24,10 @@ import { operatorRoutes } from './operator.js';
 import { workspaceRoutes } from './workspaces.js';
 import { consoleDatasetRoutes } from './datasets.js';
 import { consoleJobRoutes } from './jobs.js';
+import { workspaceKeyRoutes } from './workspace-key.js';
+import { connectedAppRoutes } from './installations.js';
+import { memberRoutes } from './members.js';
+import { auditLogRoutes } from './audit-log.js';
 import { CONSOLE_CSS } from './style.js';
 import { errorPage } from './pages.js';
 
@@ -34,6 +38,7 @@ const TITLES: Record<number, string> = {
   401: 'Please sign in',
   403: 'Not allowed',
   404: 'Not found',
+  409: 'That cannot be done',
   410: 'Link no longer works',
   413: 'Too much data',
   429: 'Too many attempts',
@@ -109,4 +114,8 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   workspaceRoutes(scope, deps, db);
   consoleDatasetRoutes(scope, deps, db);
   consoleJobRoutes(scope, deps, db);
+  workspaceKeyRoutes(scope, deps, db);
+  connectedAppRoutes(scope, deps, db);
+  memberRoutes(scope, deps, db);
+  auditLogRoutes(scope, deps, db);
 }

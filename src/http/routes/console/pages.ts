@@ -149,6 +149,7 @@ export function homePage(
     opts.operatorWorkspaces !== null
       ? html`<h2>All workspaces</h2>
           <p>You are the operator: you can open any workspace and invite its owner.</p>
+          <p><a href="/console/audit">The whole service's audit log</a></p>
           ${dataTable(
             ['Workspace ID', 'Name'],
             opts.operatorWorkspaces.map((w) => [
@@ -217,7 +218,7 @@ export function workspacePage(
         <dd id="your-role">${opts.roleLabel}</dd>
       </dl>
       <p class="hint">An app developer needs the Workspace ID and the Workspace Key to connect an app.</p>
-      <p><a href="/console/workspaces/${opts.workspaceId}/datasets">Datasets and loads</a></p>
+      ${workspaceSettingsNav(opts.workspaceId, opts.audit !== null)}
       <h2>Members</h2>
       ${dataTable(
         ['Name', 'Email', 'Role'],
@@ -225,6 +226,20 @@ export function workspacePage(
       )}
       ${invite}${audit}`,
   );
+}
+
+/** Links to the workspace's settings pages (pages-workspace.ts); the audit log for its readers. */
+function workspaceSettingsNav(workspaceId: number, readsAudit: boolean): SafeHtml {
+  const base = `/console/workspaces/${workspaceId}`;
+  return html`<nav aria-label="Workspace settings">
+    <ul>
+      <li><a href="${base}/datasets">Datasets and loads</a></li>
+      <li><a href="${base}/key">Workspace Key</a></li>
+      <li><a href="${base}/apps">Connected apps</a></li>
+      <li><a href="${base}/members">Members and roles</a></li>
+      ${readsAudit ? html`<li><a href="${base}/audit">Audit log</a></li>` : ''}
+    </ul>
+  </nav>`;
 }
 
 /** A one-time invitation link, shown once. */

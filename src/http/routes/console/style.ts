@@ -32,7 +32,10 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}
 dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}
 code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
-.secret{display:block;padding:.5rem;background:#f2f2f2;border:1px solid #595959}
+.secret{display:block;padding:.5rem;background:#f2f2f2;border:1px solid #595959;user-select:all}
+button.danger{background:#a30000;border-color:#a30000}
+button.danger:hover{background:#6e0000;border-color:#6e0000}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}

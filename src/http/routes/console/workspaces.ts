@@ -14,6 +14,7 @@ import { homePage, invitationCreatedPage, workspacePage } from './pages.js';
 
 const hidden = { schema: { hide: true } };
 
+/** The `:workspaceId` of a console path, or 404. */
 export function workspaceIdOf(params: unknown): number {
   const raw = (params as { workspaceId?: string }).workspaceId ?? '';
   const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
