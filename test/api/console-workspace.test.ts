@@ -178,6 +178,7 @@ await forEachDatabase('web console: workspace settings', (target) => {
     const log = await op.b.get(`/console/workspaces/${wsId}/audit`);
     assert.equal(log.statusCode, 200);
     assert.match(log.body, /workspace_key\.rotated/);
+    assert.match(log.body, /Rotated the Workspace Key/); // in plain words, beside the name
     const all = await op.b.get('/console/audit');
     assert.equal(all.statusCode, 200);
     assert.match(all.body, /Audit log of the whole service/);

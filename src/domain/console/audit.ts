@@ -6,14 +6,8 @@ import type { ConsoleDb } from './db.js';
 
 /** What can be written to the log: a closed set, so reports can rely on the names. */
 export const AUDIT_ACTIONS = [
+  // People and sign-in (people.ts, sign-in.ts, sessions.ts).
   'operator.invited',
-  // The operator's pages (routes/console/operator-*.ts).
-  'app.created',
-  'app_key.added',
-  'app_key.revoked',
-  'workspace.created',
-  'proxy_id.created',
-  'proxy_id.revoked',
   'owner.invited',
   'member.invited',
   'invitation.accepted',
@@ -21,6 +15,14 @@ export const AUDIT_ACTIONS = [
   'session.signed_in',
   'session.sign_in_failed',
   'session.signed_out',
+  // The operator's pages (routes/console/operator-*.ts).
+  'app.created',
+  'app_key.added',
+  'app_key.revoked',
+  'workspace.created',
+  'proxy_id.created',
+  'proxy_id.revoked',
+  // A workspace's datasets (routes/console/datasets.ts).
   'dataset.apps_changed',
   'dataset.deleted',
   // A workspace's own settings (routes/console/workspace-key.ts, installations.ts, members.ts).
@@ -31,6 +33,36 @@ export const AUDIT_ACTIONS = [
   'member.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** Each action in plain words, for the people who read the log (a new action needs its words). */
+export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
+  'operator.invited': 'Invited an operator',
+  'owner.invited': 'Invited an owner',
+  'member.invited': 'Invited a member',
+  'invitation.accepted': 'Accepted an invitation',
+  'password.set': 'Set a password',
+  'session.signed_in': 'Signed in',
+  'session.sign_in_failed': 'Failed to sign in',
+  'session.signed_out': 'Signed out',
+  'app.created': 'Created an app',
+  'app_key.added': "Added an app's key",
+  'app_key.revoked': "Revoked an app's key",
+  'workspace.created': 'Created a workspace',
+  'proxy_id.created': 'Created a proxy ID',
+  'proxy_id.revoked': 'Revoked a proxy ID',
+  'dataset.apps_changed': 'Changed which apps see a dataset',
+  'dataset.deleted': 'Deleted a dataset',
+  'workspace_key.rotated': 'Rotated the Workspace Key',
+  'app.connected': 'Connected an app',
+  'app.disconnected': 'Disconnected an app',
+  'member.role_changed': "Changed a member's role",
+  'member.removed': 'Removed a member',
+};
+
+/** The plain words of a stored action; a name this version does not know is shown as it is. */
+export function auditActionLabel(action: string): string {
+  return (AUDIT_ACTION_LABELS as Record<string, string | undefined>)[action] ?? action;
+}
 
 /** Who acted: an account, or the operator's command line. */
 export interface Actor {

@@ -3,7 +3,7 @@
 // hand them. A page offers a form only to someone whose role may use it; the routes refuse the
 // rest anyway.
 import { html, type SafeHtml } from './html.js';
-import { csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
+import { auditWhat, csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
 import { CONSOLE_ROLES, ROLE_POWERS } from '../../../domain/console/roles.js';
 import type { WorkspaceMember } from '../../../domain/console/access.js';
 import type { ConnectedApp } from '../../../domain/console/connected-apps.js';
@@ -274,7 +274,7 @@ export function auditLogPage(
   const rows = opts.rows.map((a) => [
     when(a.at),
     a.actor,
-    a.action,
+    auditWhat(a.action),
     ...(ws === null
       ? [
           a.workspace_id !== null

@@ -1,6 +1,7 @@
 // The console's pages as HTML: one layout, then one function per page. Pure functions of what
 // the route hands them, so every page is easy to read and to test.
 import { html, type SafeHtml } from './html.js';
+import { auditActionLabel } from '../../../domain/console/audit.js';
 import { ROLE_POWERS, type ConsoleRole } from '../../../domain/console/roles.js';
 import type { Membership } from '../../../domain/console/people.js';
 import type { ConsoleAuditRow } from '../../../storage/db/console-tables.js';
@@ -12,6 +13,10 @@ export interface PageContext {
 }
 
 export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
+
+/** An audit row's action: plain words, with the action's name for those who search the log. */
+export const auditWhat = (action: string) =>
+  html`${auditActionLabel(action)} <code class="action">${action}</code>`;
 
 /** The frame of every page: skip link, header with sign-out, one main landmark. */
 export function layout(ctx: PageContext, title: string, body: SafeHtml): string {
@@ -204,7 +209,12 @@ export function workspacePage(
       ? html`<h2>Recent activity</h2>
           ${dataTable(
             ['When (UTC)', 'Who', 'What', 'Detail'],
-            opts.audit.map((a) => [a.at.slice(0, 19).replace('T', ' '), a.actor, a.action, a.detail ?? '']),
+            opts.audit.map((a) => [
+              a.at.slice(0, 19).replace('T', ' '),
+              a.actor,
+              auditWhat(a.action),
+              a.detail ?? '',
+            ]),
           )}`
       : '';
   return layout(

@@ -26,6 +26,7 @@ button{font:inherit;margin-top:1rem;padding:.5rem 1rem;border:2px solid #0b4f9c;
 button:hover{background:#07305f;border-color:#07305f}
 button.secondary{background:#fff;color:#0b4f9c;margin-top:0}
 .hint{color:#404040;font-size:.95rem;margin:.25rem 0 0}
+code.action{display:block;color:#404040;font-size:.85rem}
 .error{border-left:4px solid #a30000;background:#fdf0f0;color:#5c0000;padding:.5rem .75rem}
 .notice{border-left:4px solid #0b6b2f;background:#eefaf1;color:#0a3d1c;padding:.5rem .75rem}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}
