@@ -184,6 +184,30 @@ await forEachDatabase('web console: workspace settings', (target) => {
     assert.match(all.body, /Audit log of the whole service/);
     assert.match(all.body, new RegExp(`<a href="/console/workspaces/${wsId}">${wsId}</a>`));
     assert.match((await op.b.get('/console/home')).body, /href="\/console\/audit"/);
+
+    // An operator who is also a viewer of a workspace keeps an operator's powers there.
+    const other = await workspace();
+    const account = await db()
+      .selectFrom('console_accounts')
+      .select('id')
+      .where('email', '=', op.address)
+      .executeTakeFirstOrThrow();
+    await db()
+      .insertInto('console_memberships')
+      .values({
+        account_id: account.id,
+        workspace_id: other.wsId,
+        role: 'viewer',
+        created_at: '2026-01-01 00:00:00',
+      })
+      .execute();
+    assert.match(
+      (await op.b.get(`/console/workspaces/${other.wsId}`)).body,
+      /<dd id="your-role">Operator<\/dd>/,
+    );
+    const keyPage = await op.b.get(`/console/workspaces/${other.wsId}/key`);
+    const again = await op.b.post(`/console/workspaces/${other.wsId}/key`, { _csrf: csrfOf(keyPage.body) });
+    assert.equal(again.statusCode, 200, again.body);
   });
 
   test('connect an app by its ID; the app then lists the installation; disconnect after a confirmation', async () => {

@@ -34,7 +34,7 @@ export async function workspaceAccess(
   const role = asConsoleRole(row?.role);
   const notFound = problem('notFound', 'There is no such workspace, or you are not a member of it.');
   if (row === undefined) throw notFound;
-  if (account.is_operator === 1 && role === null)
+  if (account.is_operator === 1)
     return {
       workspaceId: row.id,
       workspaceName: row.display_name,
