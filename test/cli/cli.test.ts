@@ -174,6 +174,13 @@ await forEachDatabase('dx CLI', (target) => {
       },
     );
     await assert.rejects(dx('apps', 'create'), /required option '--name <name>'/);
+    // Names follow the identity domain's one rule, as in the console.
+    await assert.rejects(dx('apps', 'create', '--name', '  '), /Enter an app name of 1 to 200 characters/);
+    await assert.rejects(
+      dx('workspaces', 'create', '--name', 'x'.repeat(201)),
+      /Enter a workspace name of 1 to 200 characters/,
+    );
+    await assert.rejects(dx('proxy-ids', 'create', '--name', ''), /Enter who the proxy ID is for/);
     await assert.rejects(
       run(process.execPath, [BIN, 'migrate'], {
         env: { ...env, API_PORT: 'eighty', DATABASE_URL: 'mysql://x' },

@@ -8,6 +8,7 @@ import { nowTimestamp } from '../../lib/time.js';
 import type { Db } from './users.js';
 import { createWorkspace } from './workspaces.js';
 import { connectInstallation } from './installations.js';
+import { checkedName, NAME_MAX } from './names.js';
 
 export const KEY_ALGORITHMS = ['RS256', 'ES256'] as const;
 export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
@@ -45,6 +46,8 @@ export async function generateKeyPair(alg: KeyAlgorithm): Promise<GeneratedKeyPa
   return { publicKeyPem: pair.publicKey, privateKeyPem: pair.privateKey };
 }
 
+const OWN_WORKSPACE = ' (own workspace)';
+
 /**
  * Creates an app with a generated key, its own workspace and its own installation. A caller that
  * runs this in a transaction may pass `keys` made beforehand, so the transaction (which holds
@@ -54,16 +57,18 @@ export async function createApp(
   db: Db,
   input: { name: string; alg: KeyAlgorithm; keys?: GeneratedKeyPair },
 ): Promise<CreatedApp> {
+  const name = checkedName(input.name, 'an app name');
   const keys = input.keys ?? (await generateKeyPair(input.alg));
   const { workspace, workspaceKey } = await createWorkspace(db, {
-    displayName: `${input.name} (own workspace)`,
-    ownerName: `${input.name} developer`,
+    // Cut so the workspace's name keeps to the name rule too.
+    displayName: `${name.slice(0, NAME_MAX - OWN_WORKSPACE.length)}${OWN_WORKSPACE}`,
+    ownerName: `${name} developer`,
   });
   const app = await db
     .insertInto('apps')
     .values({
       id: randomUUID(),
-      name: input.name,
+      name,
       owner_workspace_id: workspace.id,
       created_at: nowTimestamp(),
     })

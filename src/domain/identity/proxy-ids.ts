@@ -1,6 +1,7 @@
 // Proxy IDs (the X-PROXYVID values): created at onboarding, shown once, stored only as a hash.
 // One home for the CLI (`dx proxy-ids`), the console and the proxy's request check.
 import { hash, randomBytes } from 'node:crypto';
+import { checkedName } from './names.js';
 import type { Kysely } from 'kysely';
 import { problem } from '../../errors.js';
 import type { ProxyIdRow, Tables } from '../../storage/db/tables.js';
@@ -63,9 +64,7 @@ export class SqlProxyIdStore implements ProxyIdStore {
   ) {}
 
   async create(name: string): Promise<{ id: string; info: ProxyIdInfo }> {
-    const trimmed = name.trim();
-    if (trimmed === '')
-      throw problem('invalid', 'A proxy ID needs a non-empty name.', { errors: { name: ['required'] } });
+    const trimmed = checkedName(name, 'who the proxy ID is for');
     // A prefix collision (1 in 2^48 per pair) is retried rather than allowed to fail onboarding.
     for (let attempt = 0; ; attempt++) {
       const id = PROXY_ID_MARK + randomBytes(24).toString('base64url');

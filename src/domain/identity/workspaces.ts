@@ -4,6 +4,7 @@ import { problem } from '../../errors.js';
 import { hashSecret, randomSecret, secretMatchesHash } from '../../lib/secrets.js';
 import { nowTimestamp } from '../../lib/time.js';
 import { createUser, type Db } from './users.js';
+import { checkedName } from './names.js';
 
 export interface WorkspaceSummary {
   workspaceId: number;
@@ -38,12 +39,13 @@ const KEY_PREFIX = 'wsk_';
 
 /** Creates a workspace and its owner user; returns the Workspace Key once. */
 export async function createWorkspace(db: Db, input: NewWorkspace): Promise<CreatedWorkspace> {
-  const owner = await createUser(db, input.ownerName ?? `${input.displayName} owner`, input.ownerEmail ?? '');
+  const displayName = checkedName(input.displayName, 'a workspace name');
+  const owner = await createUser(db, input.ownerName ?? `${displayName} owner`, input.ownerEmail ?? '');
   const workspaceKey = randomSecret(KEY_PREFIX);
   const workspace = await db
     .insertInto('workspaces')
     .values({
-      display_name: input.displayName,
+      display_name: displayName,
       type: input.type ?? 'Organization',
       owner_user_id: owner.id,
       key_hash: hashSecret(workspaceKey),

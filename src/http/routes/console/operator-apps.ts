@@ -19,7 +19,7 @@ import {
 import type { AppRow } from '../../../storage/db/tables.js';
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
-import { actorOf, hidden, oneOf, param, requiredText, requireOperator } from './operator-common.js';
+import { actorOf, hidden, oneOf, param, requiredName, requireOperator } from './operator-common.js';
 import {
   appCreatedPage,
   appPage,
@@ -57,7 +57,7 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
 
   scope.post('/operator/apps', hidden, async (request, reply) => {
     const session = requireOperator(request);
-    const name = requiredText(request.body, 'name', 'an app name');
+    const name = requiredName(request.body, 'name', 'an app name');
     const alg = oneOf(request.body, 'alg', KEY_ALGORITHMS, 'a key algorithm');
     // Made before the transaction, which must not hold the database while the pair is generated.
     const keys = await generateKeyPair(alg);

@@ -1,6 +1,7 @@
 // What the operator's routes share: only the operator may reach them (anyone else signed in gets
 // the console's ordinary 404, so the pages' existence is not confirmed), who acts for the audit
 // log, and the checks of their path parameters and form fields.
+import { checkedName } from '../../../domain/identity/names.js';
 import type { FastifyRequest } from 'fastify';
 import { problem } from '../../../errors.js';
 import type { Actor } from '../../../domain/console/audit.js';
@@ -31,12 +32,9 @@ export function param(params: unknown, name: string, shape: RegExp): string {
   return value;
 }
 
-/** A required text field of 1 to `max` characters (trimmed), or a 400 that names it. */
-export function requiredText(body: unknown, name: string, label: string, max = 200): string {
-  const value = field(body, name).trim();
-  if (value === '' || value.length > max)
-    throw problem('invalid', `Enter ${label} of 1 to ${max} characters.`);
-  return value;
+/** A name field by the identity domain's one rule (trimmed, 1 to NAME_MAX), or a 400 naming it. */
+export function requiredName(body: unknown, name: string, label: string): string {
+  return checkedName(field(body, name), label);
 }
 
 /** A field whose value must be one of `choices`, or a 400. */

@@ -8,7 +8,7 @@ import { consoleDb } from '../../../domain/console/db.js';
 import { SqlProxyIdStore, type ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
-import { actorOf, hidden, param, requiredText, requireOperator } from './operator-common.js';
+import { actorOf, hidden, param, requiredName, requireOperator } from './operator-common.js';
 import { OPERATOR_BASE, proxyIdCreatedPage, proxyIdsPage, revokeProxyIdPage } from './pages-operator.js';
 
 /** A proxy ID's prefix: the mark and its first 8 random characters (never the whole ID in a URL). */
@@ -42,7 +42,7 @@ export function operatorProxyIdRoutes(scope: FastifyInstance, deps: ApiDeps): vo
 
   scope.post('/operator/proxy-ids', hidden, async (request, reply) => {
     const session = requireOperator(request);
-    const name = requiredText(request.body, 'name', 'who the proxy ID is for');
+    const name = requiredName(request.body, 'name', 'who the proxy ID is for');
     const { id, info } = await deps.db.transaction().execute(async (trx) => {
       const made = await new SqlProxyIdStore(trx).create(name);
       await audit(consoleDb(trx), actorOf(session), 'proxy_id.created', {

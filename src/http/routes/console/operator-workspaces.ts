@@ -14,7 +14,7 @@ import {
 } from '../../../domain/identity/workspaces.js';
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
-import { actorOf, hidden, oneOf, param, requiredText, requireOperator } from './operator-common.js';
+import { actorOf, hidden, oneOf, param, requiredName, requireOperator } from './operator-common.js';
 import { invitationCreatedPage } from './pages.js';
 import {
   inviteOwnerPage,
@@ -57,7 +57,7 @@ export function operatorWorkspaceRoutes(scope: FastifyInstance, deps: ApiDeps, d
 
   scope.post('/operator/workspaces', hidden, async (request, reply) => {
     const session = requireOperator(request);
-    const name = requiredText(request.body, 'name', 'a workspace name');
+    const name = requiredName(request.body, 'name', 'a workspace name');
     const type = oneOf(request.body, 'type', WORKSPACE_TYPES, 'a type');
     const { workspace, workspaceKey } = await deps.db.transaction().execute(async (trx) => {
       // As `dx workspaces create` does without --owner-name: the API's owner user is named after it.
