@@ -60,7 +60,10 @@ const SHOTS: Shot[] = [
   },
 ];
 
-const PEOPLE: Record<Exclude<Who, 'nobody' | 'operator'>, { email: string; name: string; role: ConsoleRole }> = {
+const PEOPLE: Record<
+  Exclude<Who, 'nobody' | 'operator'>,
+  { email: string; name: string; role: ConsoleRole }
+> = {
   owner: { email: 'dana.manager@riverside.example', name: 'Dana Manager', role: 'owner' },
   viewer: { email: 'sam.volunteer@riverside.example', name: 'Sam Volunteer', role: 'viewer' },
 };
@@ -73,8 +76,14 @@ async function seed(service: RunningService, publicUrl: string): Promise<Seed> {
   await createWorkspace(service.database.db, { displayName: 'Hilltop Tenants Union' });
   await createOperatorWithPassword(db, CLI_ACTOR, OPERATOR, PASSWORD);
   for (const p of Object.values(PEOPLE)) {
-    const inv = await inviteMember(db, CLI_ACTOR, { workspaceId: workspace.id, email: p.email, role: p.role });
-    await db.transaction().execute((trx) => acceptInvitation(trx, inv.token, { displayName: p.name, password: PASSWORD }));
+    const inv = await inviteMember(db, CLI_ACTOR, {
+      workspaceId: workspace.id,
+      email: p.email,
+      role: p.role,
+    });
+    await db
+      .transaction()
+      .execute((trx) => acceptInvitation(trx, inv.token, { displayName: p.name, password: PASSWORD }));
   }
   return {
     workspaceId: workspace.id,
@@ -89,7 +98,12 @@ async function seed(service: RunningService, publicUrl: string): Promise<Seed> {
   };
 }
 
-async function signedInPage(browser: Browser, baseURL: string, who: Who, viewport: { width: number; height: number }) {
+async function signedInPage(
+  browser: Browser,
+  baseURL: string,
+  who: Who,
+  viewport: { width: number; height: number },
+) {
   const context = await browser.newContext({ baseURL, viewport });
   const page = await context.newPage();
   if (who !== 'nobody') {

@@ -29,7 +29,8 @@ await consoleSuite('console pages in Chromium: phone width and keyboard', (c) =>
     const visited: string[] = [];
     const check = async (page: Page, what: string) => {
       visited.push(what);
-      for (const p of await pageProblems(page)) problems.push(`${what} (${new URL(page.url()).pathname}): ${p}`);
+      for (const p of await pageProblems(page))
+        problems.push(`${what} (${new URL(page.url()).pathname}): ${p}`);
     };
 
     // Someone not signed in: sign-in (plain, after a failure), an unknown page, a spent link.
@@ -114,7 +115,10 @@ await consoleSuite('console pages in Chromium: phone width and keyboard', (c) =>
       await page.keyboard.press('Enter');
       assert.equal(new URL(page.url()).hash, '#main');
       await page.keyboard.press('Tab');
-      assert.equal(await page.evaluate('document.querySelector("main").contains(document.activeElement)'), true);
+      assert.equal(
+        await page.evaluate('document.querySelector("main").contains(document.activeElement)'),
+        true,
+      );
       assert.equal(await page.evaluate('document.activeElement.id'), 'email');
     }
   });
@@ -125,7 +129,11 @@ await consoleSuite('console pages in Chromium: phone width and keyboard', (c) =>
     const page = await c.newPage(PHONE);
     await acceptInvitation(page, await inviteOwner(c, ws.workspaceId, email), 'Kim Keys');
     await signIn(page, email);
-    for (const path of ['/console/sign-out-not-a-page', '/console/home', `/console/workspaces/${ws.workspaceId}`]) {
+    for (const path of [
+      '/console/sign-out-not-a-page',
+      '/console/home',
+      `/console/workspaces/${ws.workspaceId}`,
+    ]) {
       await page.goto(path);
       const stops = await tabStops(page);
       assert.ok(stops.length >= 3, `${path}: ${JSON.stringify(stops)}`);
@@ -138,7 +146,12 @@ await consoleSuite('console pages in Chromium: phone width and keyboard', (c) =>
     }
     // The workspace page's invite form is reached in the order it reads.
     const names = (await tabStops(page)).map((s) => `${s.tag}:${s.text}`);
-    const order = ['a:Skip to content', 'a:Dataset Exchange', 'button:Sign out', 'button:Create invitation link'];
+    const order = [
+      'a:Skip to content',
+      'a:Dataset Exchange',
+      'button:Sign out',
+      'button:Create invitation link',
+    ];
     let at = -1;
     for (const want of order) {
       const i = names.indexOf(want);

@@ -126,7 +126,9 @@ await consoleSuite('console in Chromium', (c) => {
       const guessed = uniqueEmail('csrf-guessed');
       assert.equal(
         await statusOfNavigation(owner.page, () =>
-          owner.page.goto(attacker.url('127.0.0.1', action, { email: guessed, role: 'owner', _csrf: 'x'.repeat(43) })),
+          owner.page.goto(
+            attacker.url('127.0.0.1', action, { email: guessed, role: 'owner', _csrf: 'x'.repeat(43) }),
+          ),
         ),
         403,
       );
@@ -150,7 +152,8 @@ await consoleSuite('console in Chromium', (c) => {
       const direct = await owner.page.request.post(action, { form: { email: noToken, role: 'owner' } });
       assert.equal(direct.status(), 403);
 
-      for (const email of [sameSite, guessed, crossSite, noToken]) assert.equal(await invitationsFor(email), 0, email);
+      for (const email of [sameSite, guessed, crossSite, noToken])
+        assert.equal(await invitationsFor(email), 0, email);
       const home = await owner.page.goto('/console/home');
       assert.equal(home?.status(), 200);
       assert.equal(new URL(owner.page.url()).pathname, '/console/home');
@@ -170,12 +173,16 @@ await consoleSuite('console in Chromium', (c) => {
     const url = c.baseUrl;
     // 1. A made-up session id, planted in the victim's browser.
     const victim = await c.newPage();
-    await victim.context().addCookies([{ name: 'dx_console', value: 'dxs_planted-by-attacker', url: `${url}/console` }]);
+    await victim
+      .context()
+      .addCookies([{ name: 'dx_console', value: 'dxs_planted-by-attacker', url: `${url}/console` }]);
     await signIn(victim, owner.email);
     const after = await sessionCookie(victim);
     assert.ok(after !== undefined && after !== 'dxs_planted-by-attacker', after);
     const planted = await c.newPage();
-    await planted.context().addCookies([{ name: 'dx_console', value: 'dxs_planted-by-attacker', url: `${url}/console` }]);
+    await planted
+      .context()
+      .addCookies([{ name: 'dx_console', value: 'dxs_planted-by-attacker', url: `${url}/console` }]);
     await planted.goto('/console/home');
     assert.equal(new URL(planted.url()).pathname, '/console/sign-in');
 
@@ -193,7 +200,10 @@ await consoleSuite('console in Chromium', (c) => {
     await signIn(victim2, owner.email);
     const own = await sessionCookie(victim2);
     assert.ok(own !== undefined && own !== pre && /^dxs_/.test(own), own);
-    assert.equal((await victim2.context().cookies()).find((k) => k.name === 'dx_console_pre'), undefined);
+    assert.equal(
+      (await victim2.context().cookies()).find((k) => k.name === 'dx_console_pre'),
+      undefined,
+    );
     // What the attacker holds opens nothing.
     await attacker.context().addCookies([{ name: 'dx_console', value: pre, url: `${url}/console` }]);
     await attacker.goto('/console/home');

@@ -9,8 +9,7 @@ export interface AttackerSite {
   close(): Promise<void>;
 }
 
-const escape = (s: string) =>
-  s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+const escape = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 /** Serves GET /?action=<absolute URL>&<field>=<value>… as a self-submitting POST form. */
 export async function startAttackerSite(): Promise<AttackerSite> {
@@ -31,7 +30,8 @@ export async function startAttackerSite(): Promise<AttackerSite> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: (host, action, fields) => `http://${host}:${port}/?${new URLSearchParams({ action, ...fields })}`,
+    url: (host, action, fields) =>
+      `http://${host}:${port}/?${new URLSearchParams({ action, ...fields }).toString()}`,
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

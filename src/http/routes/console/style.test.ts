@@ -92,7 +92,10 @@ test('focus outlines, control borders and button fills are at least 3:1 on the p
     }
   }
   const focus = all.find((r) => r.selector === ':focus-visible');
-  assert.ok(focus !== undefined && /\b[2-9]px solid/.test(focus.decls.get('outline') ?? ''), 'a solid focus ring of 2px+');
+  assert.ok(
+    focus !== undefined && /\b[2-9]px solid/.test(focus.decls.get('outline') ?? ''),
+    'a solid focus ring of 2px+',
+  );
   assert.deepEqual(failures, []);
 });
 
