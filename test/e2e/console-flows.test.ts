@@ -22,6 +22,11 @@ import {
   workspaceWithOwner,
 } from './support/people.js';
 
+/** Puts a cookie in the page's browser as the console's own are set (host-only, Path=/console). */
+async function plant(page: Page, name: string, value: string) {
+  await page.context().addCookies([{ name, value, domain: '127.0.0.1', path: '/console' }]);
+}
+
 /** The status of the document a navigation started by `action` ends on. */
 async function statusOfNavigation(page: Page, action: () => Promise<unknown>): Promise<number> {
   const [response] = await Promise.all([
@@ -170,19 +175,14 @@ await consoleSuite('console in Chromium', (c) => {
 
   test('session fixation: a cookie planted before sign-in never becomes the signed-in session', async () => {
     const { owner } = await workspaceWithOwner(c, 'Lakeside Campaign');
-    const url = c.baseUrl;
     // 1. A made-up session id, planted in the victim's browser.
     const victim = await c.newPage();
-    await victim
-      .context()
-      .addCookies([{ name: 'dx_console', value: 'dxs_planted-by-attacker', url: `${url}/console` }]);
+    await plant(victim, 'dx_console', 'dxs_planted-by-attacker');
     await signIn(victim, owner.email);
     const after = await sessionCookie(victim);
     assert.ok(after !== undefined && after !== 'dxs_planted-by-attacker', after);
     const planted = await c.newPage();
-    await planted
-      .context()
-      .addCookies([{ name: 'dx_console', value: 'dxs_planted-by-attacker', url: `${url}/console` }]);
+    await plant(planted, 'dx_console', 'dxs_planted-by-attacker');
     await planted.goto('/console/home');
     assert.equal(new URL(planted.url()).pathname, '/console/sign-in');
 
@@ -193,10 +193,8 @@ await consoleSuite('console in Chromium', (c) => {
     const pre = (await attacker.context().cookies()).find((k) => k.name === 'dx_console_pre')?.value;
     assert.ok(pre !== undefined);
     const victim2 = await c.newPage();
-    await victim2.context().addCookies([
-      { name: 'dx_console_pre', value: pre, url: `${url}/console` },
-      { name: 'dx_console', value: pre, url: `${url}/console` },
-    ]);
+    await plant(victim2, 'dx_console_pre', pre);
+    await plant(victim2, 'dx_console', pre);
     await signIn(victim2, owner.email);
     const own = await sessionCookie(victim2);
     assert.ok(own !== undefined && own !== pre && /^dxs_/.test(own), own);
@@ -205,7 +203,7 @@ await consoleSuite('console in Chromium', (c) => {
       undefined,
     );
     // What the attacker holds opens nothing.
-    await attacker.context().addCookies([{ name: 'dx_console', value: pre, url: `${url}/console` }]);
+    await plant(attacker, 'dx_console', pre);
     await attacker.goto('/console/home');
     assert.equal(new URL(attacker.url()).pathname, '/console/sign-in');
     // The victim's own session works.
@@ -224,7 +222,7 @@ await consoleSuite('console in Chromium', (c) => {
     assert.equal(new URL(owner.page.url()).pathname, '/console/sign-in');
     // A copy of the old cookie, replayed from another browser, is refused as well.
     const replay = await c.newPage();
-    await replay.context().addCookies([{ name: 'dx_console', value: before, url: c.url('/console') }]);
+    await plant(replay, 'dx_console', before);
     const res = await replay.goto('/console/home');
     assert.equal(new URL(replay.url()).pathname, '/console/sign-in');
     assert.equal(res?.status(), 200);
