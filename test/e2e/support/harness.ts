@@ -5,6 +5,8 @@
 // and are skipped with a message on stderr otherwise (a developer's machine without it).
 import { after, afterEach, before, describe } from 'node:test';
 import { execFile, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -38,6 +40,25 @@ export interface ConsoleE2E {
   dxWithInput(input: string, ...args: string[]): Promise<string>;
   /** The console's tables, to check what a refused request did not do. */
   db(): ReturnType<typeof consoleDb>;
+}
+
+/** Where a failed test's pages are saved as PNGs (E2E_ARTIFACTS, or a folder in the temp dir). */
+const EVIDENCE_DIR = process.env.E2E_ARTIFACTS ?? join(tmpdir(), 'dx-e2e-failures');
+
+/** Saves a screenshot of every page a failed test left open and says where, on stderr. */
+async function keepEvidence(testName: string, engine: string, contexts: BrowserContext[]) {
+  mkdirSync(EVIDENCE_DIR, { recursive: true });
+  const stem = `${engine}-${testName.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`;
+  const pages = contexts.flatMap((c) => c.pages());
+  for (const [i, page] of pages.entries()) {
+    const file = join(EVIDENCE_DIR, `${stem}-${i}.png`);
+    try {
+      await page.screenshot({ path: file, fullPage: true });
+      process.stderr.write(`failed test's page ${page.url()} saved to ${file}\n`);
+    } catch {
+      // A page that crashed or closed has nothing to show.
+    }
+  }
 }
 
 let browser: Promise<Browser> | null = null;
@@ -88,8 +109,11 @@ export async function consoleSuite(name: string, suite: (c: ConsoleE2E) => void)
     after(async () => {
       await fixture?.close();
     });
-    afterEach(async () => {
-      await Promise.all(contexts.splice(0).map((c) => c.close()));
+    afterEach(async (t) => {
+      const open = contexts.splice(0);
+      // `passed` is Node 21.7+ (the types are Node 20's).
+      if ((t as { passed?: boolean }).passed === false) await keepEvidence(t.name, target.name, open);
+      await Promise.all(open.map((c) => c.close()));
     });
 
     const running = () => {
