@@ -1,10 +1,11 @@
 // The console's one stylesheet, served by the service itself (nothing is fetched from elsewhere).
 // System fonts; text contrast at least 7:1 on white (WCAG AAA), controls at least 4.5:1; a thick
-// visible focus ring; one column that fits a 375 px screen without horizontal scrolling.
+// visible focus ring; one column that fits a 375 px screen without horizontal scrolling: long
+// unbroken text (emails, IDs, links) wraps anywhere, tables keep their words and scroll in their box.
 export const CONSOLE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
 html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.5;color:#1a1a1a;background:#fff;-webkit-text-size-adjust:100%}
-body{margin:0}
+body{margin:0;overflow-wrap:anywhere}
 a{color:#0b4f9c}
 a:hover{color:#07305f}
 :focus-visible{outline:3px solid #b35900;outline-offset:2px}
@@ -30,7 +31,7 @@ dd{margin:0;overflow-wrap:anywhere}
 code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
 .secret{display:block;padding:.5rem;background:#f2f2f2;border:1px solid #595959}
 .table-wrap{overflow-x:auto}
-table{border-collapse:collapse;width:100%}
+table{border-collapse:collapse;width:100%;overflow-wrap:normal}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
 fieldset{border:1px solid #595959;border-radius:4px;margin:1rem 0 0;padding:.5rem 1rem 1rem}
 legend{font-weight:600;padding:0 .25rem}
