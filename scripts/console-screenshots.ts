@@ -18,7 +18,9 @@ import {
 } from '../src/domain/console/people.js';
 import { createWorkspace } from '../src/domain/identity/workspaces.js';
 import type { ConsoleRole } from '../src/domain/console/roles.js';
+import { connectInstallation } from '../src/domain/identity/installations.js';
 import { chromiumProblem, launchChromium } from '../test/e2e/support/chromium.js';
+import { accessToken, onboardApp } from '../test/support/onboarding.js';
 
 const OUT = join(process.cwd(), 'docs', 'console');
 const PASSWORD = 'correct horse battery staple';
@@ -29,6 +31,10 @@ type Who = 'nobody' | 'owner' | 'viewer' | 'operator';
 
 interface Seed {
   workspaceId: number;
+  /** A dataset of the workspace, shared with two apps, with a completed and a failed load. */
+  datasetId: string;
+  /** The failed load (a row error at line 3). */
+  failedJobId: string;
   inviteLink: () => Promise<string>;
 }
 
@@ -69,9 +75,68 @@ const PEOPLE: Record<
 };
 const OPERATOR = 'ops@dx.example';
 
+/** An app's call to /api/v1 on the running service. */
+async function api(baseUrl: string, token: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${baseUrl}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Two apps connected to the workspace; one defines a dataset and loads it twice, once with a bad row. */
+async function seedData(service: RunningService, baseUrl: string, workspaceId: number, workspaceKey: string) {
+  const f = { database: service.database, app: service.api! };
+  const apps = [await onboardApp(f, 'Canvass App'), await onboardApp(f, 'Survey App', 'ES256')];
+  const tokens: string[] = [];
+  for (const a of apps) {
+    const installation = await connectInstallation(service.database.db, a.app.id, workspaceId);
+    tokens.push(await accessToken(f, a, installation.id, workspaceKey));
+  }
+  const token = tokens[0]!;
+  const { datasetId } = (await api(baseUrl, token, 'POST', '/datasets', {
+    name: 'Volunteers',
+    schema: {
+      properties: [
+        { name: 'voter_id', type: 'integer' },
+        { name: 'first_name', type: 'string', required: true },
+        { name: 'opted_in', type: 'boolean' },
+      ],
+      primaryKey: ['voter_id'],
+    },
+  })) as { datasetId: string };
+  const load = async (csv: string, mode: string) => {
+    const { url, jobId } = (await api(
+      baseUrl,
+      token,
+      'POST',
+      `/datasets/${datasetId}/uploadUrl?mode=${mode}`,
+      {
+        contentType: 'csv',
+      },
+    )) as { url: string; jobId: string };
+    await fetch(url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body: csv });
+    for (;;) {
+      const job = (await api(baseUrl, token, 'GET', `/datasets/jobs/${jobId}`)) as {
+        currentStatus: { datasetJobStatusName: string };
+      };
+      if (['Completed', 'Failed', 'Expired'].includes(job.currentStatus.datasetJobStatusName)) return jobId;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  await load('voter_id,first_name,opted_in\n1,Ann,true\n2,Bob,false\n3,Chen,true\n', 'create');
+  const failedJobId = await load('voter_id,first_name,opted_in\n4,Dee,true\nfive,Eve,maybe\n', 'append');
+  return { datasetId, failedJobId };
+}
+
 async function seed(service: RunningService, publicUrl: string): Promise<Seed> {
   const db = consoleDb(service.database.db);
-  const { workspace } = await createWorkspace(service.database.db, { displayName: 'Riverside Campaign' });
+  const { workspace, workspaceKey } = await createWorkspace(service.database.db, {
+    displayName: 'Riverside Campaign',
+  });
   await createWorkspace(service.database.db, { displayName: 'Friends of the Park' });
   await createWorkspace(service.database.db, { displayName: 'Hilltop Tenants Union' });
   await createOperatorWithPassword(db, CLI_ACTOR, OPERATOR, PASSWORD);
@@ -87,6 +152,7 @@ async function seed(service: RunningService, publicUrl: string): Promise<Seed> {
   }
   return {
     workspaceId: workspace.id,
+    ...(await seedData(service, publicUrl, workspace.id, workspaceKey)),
     inviteLink: async () => {
       const inv = await inviteMember(db, CLI_ACTOR, {
         workspaceId: workspace.id,
@@ -125,7 +191,8 @@ async function main() {
     DATABASE_URL: `sqlite:${join(dataDir, 'dx.sqlite')}`,
     API_PORT: '0',
     HOST: '127.0.0.1',
-    ROLES: 'api',
+    ROLES: 'api,worker',
+    WORKER_POLL_MS: '50',
     LOG_LEVEL: 'silent',
   });
   const service = await startService(config, { logger: false });
