@@ -54,6 +54,21 @@ const SHOTS: Shot[] = [
   { name: 'workspace-owner', who: 'owner', open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}`) },
   { name: 'workspace-viewer', who: 'viewer', open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}`) },
   {
+    name: 'datasets',
+    who: 'owner',
+    open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/datasets`),
+  },
+  {
+    name: 'dataset',
+    who: 'owner',
+    open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/datasets/${s.datasetId}`),
+  },
+  {
+    name: 'load-failed',
+    who: 'owner',
+    open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/jobs/${s.failedJobId}`),
+  },
+  {
     name: 'invitation-created',
     who: 'owner',
     open: async (p, s) => {
