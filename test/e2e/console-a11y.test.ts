@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { consoleSuite, DESKTOP, PHONE } from './support/harness.js';
-import { focused, pageProblems, tabStops } from './support/a11y.js';
+import { crawl, focused, pageProblems, tabStops } from './support/a11y.js';
+import { connectApp, defineDataset, loadCsv, newApp, tokenFor } from './support/apps.js';
 import {
   acceptInvitation,
   createWorkspace,
@@ -15,6 +16,7 @@ import {
   memberInvitedBy,
   operator,
   PASSWORD,
+  workspaceWithOwner,
   signIn,
   uniqueEmail,
 } from './support/people.js';
@@ -168,5 +170,44 @@ await consoleSuite('console pages in Chromium: phone width and keyboard', (c) =>
     await page.goto(`/console/workspaces/${ws.workspaceId}`);
     await page.getByLabel('Email').focus();
     assert.equal((await focused(page))?.outlineStyle, 'solid');
+  });
+
+  test('every console page linked from home, followed as the operator, an owner and a viewer, passes the page checks at 375 px', async () => {
+    // Something on every page there is today: members, a connected app, a dataset with a load
+    // that rejected a row. Pages added later are reached as soon as something links to them.
+    const { workspaceId, workspaceKey, owner } = await workspaceWithOwner(c, LONG_NAME, PHONE);
+    const viewer = await memberInvitedBy(c, owner, workspaceId, 'Viewer', PHONE);
+    const app = await newApp(c, 'Canvass App with a rather long name for a phone screen');
+    const token = await tokenFor(c, app, await connectApp(c, app, workspaceId), workspaceKey);
+    const dataset = await defineDataset(
+      c,
+      token,
+      'Volunteers',
+      [
+        { name: 'id', type: 'integer' },
+        { name: 'email_address_of_the_volunteer', type: 'string' },
+      ],
+      ['id'],
+    );
+    const long = `${'x'.repeat(80)}@example.org`;
+    await loadCsv(c, token, dataset, `id,email_address_of_the_volunteer\n1,${long}\nx,bad\n`, 1);
+    const op = await operator(c, PHONE);
+
+    const problems: string[] = [];
+    const counts: Record<string, number> = {};
+    for (const [who, page] of [
+      ['operator', op.page],
+      ['owner', owner.page],
+      ['viewer', viewer.page],
+    ] as const) {
+      const pages = await crawl(page, '/console/home');
+      counts[who] = pages.length;
+      for (const p of pages) {
+        if (p.status !== 200) problems.push(`${who} ${p.url}: a link leads to ${p.status}`);
+        for (const problem of p.problems) problems.push(`${who} ${p.url}: ${problem}`);
+      }
+    }
+    assert.ok(counts.owner! >= 2 && counts.viewer! >= 2 && counts.operator! >= 2, JSON.stringify(counts));
+    assert.deepEqual(problems, []);
   });
 });

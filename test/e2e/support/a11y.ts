@@ -97,3 +97,62 @@ export async function tabStops(page: Page, max = 40): Promise<Focused[]> {
   }
   return stops;
 }
+
+/** A page the crawl opened, and what the page checks found on it. */
+export interface Crawled {
+  url: string;
+  status: number;
+  problems: string[];
+}
+
+/** The kind of page a URL is (ids replaced), so a crawl opens a few of each kind, not all. */
+export function pageKind(url: URL): string {
+  return url.pathname.replace(/[0-9a-f]{8}-[0-9a-f-]{27,}/gi, ':uuid').replace(/\/\d+(?=\/|$)/g, '/:id');
+}
+
+const LINKS = `[...document.querySelectorAll('a[href]')]
+  .filter((a) => !a.hasAttribute('download'))
+  .map((a) => a.href)`;
+
+/**
+ * Follows every console link reachable from `start` in this page's session, breadth first (GET
+ * only: forms are never submitted, sign-out is a form), opening at most `perKind` pages of each
+ * kind and `max` in all, and runs the page checks on each. Pages added later are covered as soon
+ * as something links to them.
+ */
+export async function crawl(
+  page: Page,
+  start: string,
+  opts: { perKind?: number; max?: number; skip?: RegExp } = {},
+): Promise<Crawled[]> {
+  const perKind = opts.perKind ?? 2;
+  const max = opts.max ?? 60;
+  const queue = [start];
+  const seen = new Set<string>([start]);
+  const kinds = new Map<string, number>();
+  const out: Crawled[] = [];
+  while (queue.length > 0 && out.length < max) {
+    const next = queue.shift()!;
+    const res = await page.goto(next);
+    const url = new URL(page.url());
+    out.push({
+      url: url.pathname + url.search,
+      status: res?.status() ?? 0,
+      problems: await pageProblems(page),
+    });
+    for (const href of await page.evaluate<string[]>(LINKS)) {
+      const link = new URL(href);
+      link.hash = '';
+      const key = link.pathname + link.search;
+      if (link.origin !== url.origin) continue;
+      if (!link.pathname.startsWith('/console/') || link.pathname.endsWith('.csv')) continue;
+      if (opts.skip?.test(key) === true || seen.has(key)) continue;
+      seen.add(key);
+      const kind = pageKind(link);
+      if ((kinds.get(kind) ?? 0) >= perKind) continue;
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      queue.push(key);
+    }
+  }
+  return out;
+}
