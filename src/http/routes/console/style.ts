@@ -2,6 +2,8 @@
 // System fonts; text contrast at least 7:1 on white (WCAG AAA), controls at least 4.5:1; a thick
 // visible focus ring; one column that fits a 375 px screen without horizontal scrolling: long
 // unbroken text (emails, IDs, links) wraps anywhere, tables keep their words and scroll in their box.
+// The box is positioned so that absolutely positioned text inside it (screen-reader-only labels)
+// is clipped by it too, instead of widening the page.
 export const CONSOLE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
 html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.5;color:#1a1a1a;background:#fff;-webkit-text-size-adjust:100%}
@@ -30,7 +32,7 @@ dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}
 code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
 .secret{display:block;padding:.5rem;background:#f2f2f2;border:1px solid #595959}
-.table-wrap{overflow-x:auto}
+.table-wrap{overflow-x:auto;position:relative}
 table{border-collapse:collapse;width:100%;overflow-wrap:normal}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
