@@ -6,6 +6,7 @@
 // is clipped by it too, instead of widening the page.
 export const CONSOLE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
+.table-wrap{position:relative}
 html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.5;color:#1a1a1a;background:#fff;-webkit-text-size-adjust:100%}
 body{margin:0;overflow-wrap:anywhere}
 a{color:#0b4f9c}
@@ -32,7 +33,7 @@ dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}
 code,.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
 .secret{display:block;padding:.5rem;background:#f2f2f2;border:1px solid #595959}
-.table-wrap{overflow-x:auto;position:relative}
+.table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;overflow-wrap:normal}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
