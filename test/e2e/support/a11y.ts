@@ -14,7 +14,9 @@ const PAGE_CHECKS = `(() => {
     const wide = [...document.querySelectorAll('body *')].filter((el) => {
       const r = el.getBoundingClientRect();
       if (r.right <= root.clientWidth + 0.5) return false;
-      for (let p = el.parentElement; p; p = p.parentElement)
+      // Inside a scrolling box it is harmless, unless it is positioned out of the box's reach.
+      const escapes = ['absolute', 'fixed'].includes(getComputedStyle(el).position);
+      for (let p = el.parentElement; p && !escapes; p = p.parentElement)
         if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return false;
       return true;
     });

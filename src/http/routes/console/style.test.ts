@@ -49,18 +49,37 @@ const PAGE_BG = colourIn(page.decls.get('background'))!;
 const PAGE_TEXT = colourIn(page.decls.get('color'))!;
 
 /**
- * Where a rule sets a background and its text colour comes from another rule (a state of a
- * control, a link's colour): which rule. Anything else inherits the page's text colour.
+ * Where a rule sets a background and its text colour comes from a rule the cascade cannot show
+ * here (the skip link is an `a`): which rule.
  */
-const TEXT_FROM: Record<string, string> = { 'button:hover': 'button', '.skip:focus': 'a' };
+const TEXT_FROM: Record<string, string> = { '.skip:focus': 'a' };
 
+/**
+ * The text colour a rule's elements have: its own, else that of the same selector without its
+ * states (`button.danger:hover` → `button.danger`), else of its element (`button`), else as
+ * TEXT_FROM says, else the page's.
+ */
 function textColour(rule: Rule): string {
-  const own = colourIn(rule.decls.get('color'));
-  if (own !== undefined) return own;
-  const from = TEXT_FROM[rule.selector];
-  const source = from === undefined ? undefined : all.find((r) => r.selector === from);
-  return colourIn(source?.decls.get('color')) ?? PAGE_TEXT;
+  const withoutStates = rule.selector.replace(/:[a-z-]+(\([^)]*\))?/g, '');
+  const element = /^[a-z]+/.exec(withoutStates)?.[0];
+  const candidates = [rule.selector, withoutStates, element, TEXT_FROM[rule.selector]];
+  for (const selector of candidates) {
+    if (selector === undefined) continue;
+    const colour = colourIn(
+      all.find((r) => r.selector === selector && r.decls.has('color'))?.decls.get('color'),
+    );
+    if (colour !== undefined) return colour;
+  }
+  return PAGE_TEXT;
 }
+
+test('a state or variant of a control takes its text colour from the control', () => {
+  const hover = { selector: 'button:hover', decls: new Map([['background', '#07305f']]) };
+  assert.equal(textColour(hover), colourIn(all.find((r) => r.selector === 'button')!.decls.get('color')));
+  const variant = { selector: 'button.other:hover', decls: new Map([['background', '#000']]) };
+  assert.equal(textColour(variant).toLowerCase(), '#fff');
+  assert.equal(textColour({ selector: '.unknown', decls: new Map() }), PAGE_TEXT);
+});
 
 test('the stylesheet has the colours this check reads', () => {
   assert.equal(PAGE_BG.toLowerCase(), '#fff');

@@ -2,8 +2,11 @@
 // System fonts; text contrast at least 7:1 on white (WCAG AAA), controls at least 4.5:1; a thick
 // visible focus ring; one column that fits a 375 px screen without horizontal scrolling: long
 // unbroken text (emails, IDs, links) wraps anywhere, tables keep their words and scroll in their box.
+// The box is positioned so that absolutely positioned text inside it (screen-reader-only labels)
+// is clipped by it too, instead of widening the page.
 export const CONSOLE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
+.table-wrap{position:relative}
 html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.5;color:#1a1a1a;background:#fff;-webkit-text-size-adjust:100%}
 body{margin:0;overflow-wrap:anywhere}
 a{color:#0b4f9c}
