@@ -1,10 +1,14 @@
 // The console's one stylesheet, served by the service itself (nothing is fetched from elsewhere).
 // System fonts; text contrast at least 7:1 on white (WCAG AAA), controls at least 4.5:1; a thick
-// visible focus ring; one column that fits a 375 px screen without horizontal scrolling.
+// visible focus ring; one column that fits a 375 px screen without horizontal scrolling: long
+// unbroken text (emails, IDs, links) wraps anywhere, tables keep their words and scroll in their box.
+// The box is positioned so that absolutely positioned text inside it (screen-reader-only labels)
+// is clipped by it too, instead of widening the page.
 export const CONSOLE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
+.table-wrap{position:relative}
 html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.5;color:#1a1a1a;background:#fff;-webkit-text-size-adjust:100%}
-body{margin:0}
+body{margin:0;overflow-wrap:anywhere}
 a{color:#0b4f9c}
 a:hover{color:#07305f}
 :focus-visible{outline:3px solid #b35900;outline-offset:2px}
@@ -33,7 +37,7 @@ button.danger{background:#a30000;border-color:#a30000}
 button.danger:hover{background:#6e0000;border-color:#6e0000}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .table-wrap{overflow-x:auto}
-table{border-collapse:collapse;width:100%}
+table{border-collapse:collapse;width:100%;overflow-wrap:normal}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #bdbdbd}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
 `;
