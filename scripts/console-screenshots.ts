@@ -68,6 +68,18 @@ const SHOTS: Shot[] = [
     who: 'owner',
     open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/jobs/${s.failedJobId}`),
   },
+  { name: 'workspace-key', who: 'owner', open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/key`) },
+  {
+    name: 'connected-apps',
+    who: 'owner',
+    open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/apps`),
+  },
+  { name: 'members', who: 'owner', open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/members`) },
+  { name: 'audit-log', who: 'owner', open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/audit`) },
+  { name: 'operator', who: 'operator', open: (p) => p.goto('/console/operator') },
+  { name: 'operator-apps', who: 'operator', open: (p) => p.goto('/console/operator/apps') },
+  { name: 'operator-workspaces', who: 'operator', open: (p) => p.goto('/console/operator/workspaces') },
+  { name: 'operator-proxy-ids', who: 'operator', open: (p) => p.goto('/console/operator/proxy-ids') },
   {
     name: 'invitation-created',
     who: 'owner',
