@@ -34,6 +34,8 @@ export interface ClientSide {
   write(data: string | Buffer): boolean;
   /** Writes several parts in one system call. */
   writeAll(parts: (string | Buffer)[]): boolean;
+  /** Bytes written are still waiting to be sent (the buffers they were given in are in use). */
+  readonly holdsWrites: boolean;
   pauseReading(reason: number): void;
   resumeReading(reasons: number): void;
   destroy(): void;

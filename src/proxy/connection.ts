@@ -97,6 +97,10 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
     return typeof data === 'string' ? this.socket.write(data, 'latin1') : this.socket.write(data);
   }
 
+  get holdsWrites(): boolean {
+    return this.socket.writableLength > 0;
+  }
+
   /** Writes several parts in one system call. */
   writeAll(parts: (string | Buffer)[]): boolean {
     if (this.socket.destroyed) return true;

@@ -15,7 +15,12 @@ import {
 import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
-import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream.js';
+import {
+  inSharedReadBuffer,
+  type UpstreamConnection,
+  type UpstreamPool,
+  type UpstreamUser,
+} from './upstream.js';
 import { chunkHead, CRLF, connectionLines, httpDate, LAST_CHUNK, statusLine } from './wire.js';
 
 /** What every exchange shares: the upstream, the limits, and where results are reported. */
@@ -365,12 +370,12 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     this.finish();
   }
 
-  onUpstreamFlush(): void {
+  onUpstreamFlush(): boolean {
     const { out } = this;
-    if (out.length === 0) return;
+    if (out.length === 0) return this.conn.holdsWrites;
     let ok: boolean;
     if (out.length === 1) {
-      ok = this.conn.write(out[0] as string | Buffer);
+      ok = this.conn.write(kept(out[0] as string | Buffer));
     } else if (this.outBytes <= COALESCE_LIMIT) {
       const data = Buffer.allocUnsafe(this.outBytes);
       let at = 0;
@@ -378,6 +383,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
         at += typeof part === 'string' ? data.write(part, at, 'latin1') : part.copy(data, at);
       ok = this.conn.write(data);
     } else {
+      for (let i = 0; i < out.length; i++) out[i] = kept(out[i] as string | Buffer);
       ok = this.conn.writeAll(out);
     }
     this.out = [];
@@ -387,6 +393,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       this.clientBlocked = true;
       this.upstream?.pause();
     }
+    return this.conn.holdsWrites;
   }
 
   /** The client's socket drained. */
@@ -499,4 +506,12 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     this.ctx.accessLog.write(entry);
     this.conn.exchangeDone(this);
   }
+}
+
+/**
+ * A part that may be queued on the client's socket: body bytes still in the upstream's shared read
+ * buffer are copied (the next read overwrites it); any other buffer is written as it is.
+ */
+function kept(part: string | Buffer): string | Buffer {
+  return typeof part !== 'string' && inSharedReadBuffer(part) ? Buffer.from(part) : part;
 }
