@@ -276,8 +276,11 @@ export class UpstreamConnection {
     if (this.lent.length > 0) this.lent = [];
   }
 
-  /** `own`: `data` is in a buffer the connection does not reuse while the client holds its bytes. */
-  private readonly onData = (data: Buffer, own = true): void => {
+  /**
+   * `own`: `data` is in a read buffer of the connection's own, reused once the client has taken
+   * its bytes (a TLS connection's chunks are fresh each time, the shared buffer is copied from).
+   */
+  private readonly onData = (data: Buffer, own = false): void => {
     this.lastActive = Date.now();
     if (this.user === null) {
       // An idle connection must be silent: anything else means the framing is off.
