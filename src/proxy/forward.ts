@@ -101,6 +101,9 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   private keepAliveMs = -1;
   private out: (string | Buffer)[] = [];
   private outBytes = 0;
+  /** Body bytes gathered into the chunk being built (chunked output), and its size line's slot. */
+  private runBytes = 0;
+  private runAt = 0;
   private clientBlocked = false;
 
   constructor(
@@ -339,19 +342,33 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   onResponseBody(chunk: Buffer): void {
     if (this.noBody || this.done) return;
     this.bytesOut += chunk.length;
-    if (this.chunkedOut) {
-      const size = chunkHead(chunk.length);
-      this.out.push(size, chunk, CRLF);
-      this.outBytes += size.length + chunk.length + 2;
-    } else {
-      this.out.push(chunk);
-      this.outBytes += chunk.length;
+    if (this.chunkedOut && this.runBytes === 0) {
+      // All body bytes of one upstream read go out as one chunk: its size line is filled in at
+      // the flush (fewer parts per write than one chunk per upstream chunk).
+      this.runAt = this.out.length;
+      this.out.push('');
     }
+    this.runBytes += chunk.length;
+    this.out.push(chunk);
+    this.outBytes += chunk.length;
+  }
+
+  /** Completes the chunk gathered since the last flush (chunked output). */
+  private closeChunk(): void {
+    if (this.runBytes === 0) return;
+    if (this.chunkedOut) {
+      const size = chunkHead(this.runBytes);
+      this.out[this.runAt] = size;
+      this.out.push(CRLF);
+      this.outBytes += size.length + 2;
+    }
+    this.runBytes = 0;
   }
 
   onResponseEnd(): void {
     if (this.done) return;
     this.responseEnded = true;
+    this.closeChunk();
     if (this.chunkedOut) {
       this.out.push(LAST_CHUNK);
       this.outBytes += LAST_CHUNK.length;
@@ -371,6 +388,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   }
 
   onUpstreamFlush(): boolean {
+    this.closeChunk();
     const { out } = this;
     if (out.length === 0) return this.conn.holdsWrites;
     let ok: boolean;
