@@ -4,13 +4,7 @@
 // alive; on any doubt (parse error, close, timeout, an exchange given up half way) it is destroyed.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import {
-  BodyLocator,
-  BY_LENGTH,
-  CONFUSED,
-  CONTINUES,
-  locatableFraming,
-} from './body-locator.js';
+import { BodyLocator, BY_LENGTH, CONFUSED, locatableFraming } from './body-locator.js';
 import {
   createParser,
   isParseError,
@@ -330,8 +324,7 @@ export class UpstreamConnection {
           return false;
         }
         const user = this.user;
-        for (let i = 0; i < spans.length; i += 2)
-          user.onResponseBody(data.subarray(spans[i] as number, spans[i + 1] as number));
+        for (let i = 0; i < spans.length; i += 2) user.onResponseBody(data.subarray(spans[i], spans[i + 1]));
         if (end >= 0) this.endLocated(own);
         pos = stop;
         continue;
@@ -340,7 +333,7 @@ export class UpstreamConnection {
       const stop = end < 0 ? n : end;
       this.headDone = false;
       if (!this.execute(data, pos, stop)) return false;
-      if ((end >= 0) !== this.headDone && !this.dead) {
+      if (end >= 0 !== this.headDone && !this.dead) {
         this.fail('UPSTREAM_FRAMING');
         return false;
       }

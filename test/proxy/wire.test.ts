@@ -446,7 +446,13 @@ void describe('proxy on the wire: upstream framing', () => {
             const piece = body.subarray(at, at + nextSize());
             at += piece.length;
             const ok = chunked
-              ? socket.write(Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]))
+              ? socket.write(
+                  Buffer.concat([
+                    Buffer.from(`${piece.length.toString(16)}\r\n`),
+                    piece,
+                    Buffer.from('\r\n'),
+                  ]),
+                )
               : socket.write(piece);
             if (at >= body.length && chunked) socket.write('0\r\n\r\n');
             if (!ok) {
