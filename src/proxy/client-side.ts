@@ -36,6 +36,8 @@ export interface ClientSide {
   writeAll(parts: (string | Buffer)[]): boolean;
   /** Bytes written are still waiting to be sent (the buffers they were given in are in use). */
   readonly holdsWrites: boolean;
+  /** Calls `done` once everything written so far has been sent (at once if nothing waits). */
+  afterWrites(done: () => void): void;
   pauseReading(reason: number): void;
   resumeReading(reasons: number): void;
   destroy(): void;

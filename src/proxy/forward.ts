@@ -414,6 +414,10 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     return this.conn.holdsWrites;
   }
 
+  whenClientSent(done: () => void): void {
+    this.conn.afterWrites(done);
+  }
+
   /** The client's socket drained. */
   onClientDrain(): void {
     if (!this.clientBlocked) return;

@@ -35,6 +35,8 @@ export interface UpstreamUser {
    * still holds unsent bytes (body bytes handed over may still be read from their buffer).
    */
   onUpstreamFlush(): boolean;
+  /** Calls `done` once the client has sent everything written to it so far. */
+  whenClientSent(done: () => void): void;
   /** The upstream's socket can take more request body. */
   onUpstreamDrain(): void;
   /**
@@ -74,6 +76,12 @@ export const inSharedReadBuffer = (chunk: Buffer): boolean => chunk.buffer === R
  */
 const spareBuffers: Buffer[] = [];
 const MAX_SPARE_BUFFERS = 8;
+/**
+ * Own read buffers a connection sets aside while the client holds their bytes: at this many it
+ * stops reading until the client has sent everything (a client that keeps a small backlog without
+ * ever filling its socket buffer would otherwise make it take a new buffer for every read).
+ */
+const MAX_LENT = 2;
 
 function takeBuffer(): Buffer {
   return spareBuffers.pop() ?? Buffer.allocUnsafeSlow(READ_SIZE);
@@ -126,6 +134,8 @@ export class UpstreamConnection {
   private readInto: Buffer = READ_BUFFER;
   /** Own read buffers whose bytes the client may not have taken yet. */
   private lent: Buffer[] = [];
+  /** Reading stopped until the client has sent what it holds (MAX_LENT). */
+  private waitingForClient = false;
 
   constructor(
     private readonly pool: UpstreamPool,
@@ -251,13 +261,26 @@ export class UpstreamConnection {
     if (own) {
       if (this.holding) {
         // Dropped rather than kept when the exchange ended: its client is no longer tracked.
-        if (this.user !== null) this.lent.push(buffer);
+        if (this.user !== null) {
+          this.lent.push(buffer);
+          if (this.lent.length >= MAX_LENT && !this.waitingForClient) this.waitForClient(this.user);
+        }
       } else if (streaming) return true;
       else spareBuffer(buffer);
     }
     this.readInto = streaming ? takeBuffer() : READ_BUFFER;
     return true;
   };
+
+  private waitForClient(user: UpstreamUser): void {
+    this.waitingForClient = true;
+    this.pause();
+    user.whenClientSent(() => {
+      this.waitingForClient = false;
+      // Sent all: resuming reclaims the lent buffers.
+      if (this.user === user) this.resume();
+    });
+  }
 
   /** The client took everything written: the lent buffers can be read into again. */
   private reclaim(): void {
