@@ -94,7 +94,6 @@ export class BodyLocator {
 
   /** A body of `framing` starts after the head just located (`length` for BY_LENGTH, > 0). */
   startBody(framing: Framing, length: number): void {
-    this.headMatch = 0;
     this.remaining = framing === BY_LENGTH ? length : 0;
     this.state = framing === BY_LENGTH ? LENGTH_DATA : framing === CHUNKED ? CHUNK_SIZE : CLOSE_DATA;
   }

@@ -4,7 +4,7 @@
 // alive; on any doubt (parse error, close, timeout, an exchange given up half way) it is destroyed.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { BodyLocator, BY_LENGTH, CONFUSED, locatableFraming } from './body-locator.js';
+import { BodyLocator, BY_LENGTH, CONFUSED, CONTINUES, locatableFraming } from './body-locator.js';
 import {
   createParser,
   isParseError,
@@ -124,8 +124,8 @@ export class UpstreamConnection {
   private copyingBody = false;
   /** llhttp completed the located message (its end is reported once its body is handed on). */
   private messageDone = false;
-  /** llhttp completed a head in the last `execute`. */
-  private headDone = false;
+  /** Heads llhttp completed in the current `execute` (before a located message's end). */
+  private headsInCall = 0;
   private readonly spans: number[] = [];
   private readonly lengthOut: number[] = [0];
   /** The client still held unsent bytes after the last flush. */
@@ -352,15 +352,56 @@ export class UpstreamConnection {
         pos = stop;
         continue;
       }
-      const end = this.locator.headEnd(data, pos);
-      const stop = end < 0 ? n : end;
-      this.headDone = false;
-      if (!this.execute(data, pos, stop)) return false;
-      if (end >= 0 !== this.headDone && !this.dead) {
-        this.fail('UPSTREAM_FRAMING');
-        return false;
-      }
-      pos = stop;
+      return this.parseHead(data, pos, own);
+    }
+    return !this.dead;
+  }
+
+  /**
+   * From a head on, llhttp reads the rest of the read in one call: the head and, without a body
+   * callback when the body is located, the body. The body is located after the call, from where
+   * the heads completed in it end: at successive CRLFCRLFs (1xx answers have no body).
+   */
+  private parseHead(data: Buffer, pos: number, own: boolean): boolean {
+    const n = data.length;
+    this.headsInCall = 0;
+    const piece = pos === 0 ? data : data.subarray(pos);
+    const r = this.parser.execute(piece);
+    if (this.dead) return false;
+    const error = isParseError(r) ? r : null;
+    let at = pos;
+    for (let k = 0; k < this.headsInCall && at >= 0; k++) at = this.locator.headEnd(data, at);
+    // No head completed: the locator must not see one either (and keeps a split CRLFCRLF's start).
+    if (this.headsInCall === 0 && error === null && this.locator.headEnd(data, pos) >= 0) at = -1;
+    if (at < 0 && error === null) {
+      this.fail('UPSTREAM_FRAMING');
+      return false;
+    }
+    if (!this.locating) {
+      // No body, or one llhttp's callback delivered: nothing to locate.
+      if (error !== null) this.fail(error.code);
+      else if (r !== piece.length) this.fail('HPE_UPSTREAM_UPGRADE');
+      return !this.dead;
+    }
+    const spans = this.spans;
+    spans.length = 0;
+    const end = at < 0 ? CONFUSED : this.locator.scanBody(data, at, spans);
+    // Where llhttp stopped: the whole read, or the error's position.
+    const parsedTo = error === null ? n : pos + (error.bytesParsed ?? 0);
+    const complete = this.messageDone && end >= 0 && end <= parsedTo;
+    if (!complete && (error !== null || end !== CONTINUES || this.messageDone)) {
+      this.fail(error?.code ?? 'UPSTREAM_FRAMING');
+      return false;
+    }
+    const user = this.user;
+    if (user === null) return false;
+    for (let i = 0; i < spans.length; i += 2) user.onResponseBody(data.subarray(spans[i], spans[i + 1]));
+    if (!complete) return true;
+    this.endLocated(own);
+    if (end < n) {
+      // Bytes after the complete answer (llhttp read them too): this connection is done.
+      this.destroy();
+      return false;
     }
     return !this.dead;
   }
@@ -407,12 +448,15 @@ export class UpstreamConnection {
     _upgrade: boolean,
     keepAlive: boolean,
   ): number => {
-    this.headDone = true;
     let raw = headers ?? [];
     if (this.headerParts !== null) {
       raw = this.headerParts.concat(raw);
       this.headerParts = null;
     }
+    // After a located answer completed in the same call: bytes after the answer, refused once
+    // the call returns.
+    if (this.messageDone) return 0;
+    this.headsInCall++;
     const user = this.user;
     if (user === null || status === 101) {
       // A response nobody asked for, or a protocol switch we never requested.
@@ -455,6 +499,7 @@ export class UpstreamConnection {
       this.messageDone = true;
       return;
     }
+    if (this.messageDone) return;
     this.copyingBody = false;
     this.user?.onResponseEnd();
   };
