@@ -120,3 +120,80 @@ void describe('upstream connection read buffers', () => {
     assert.ok(Buffer.concat(again.kept).equals(BODY));
   });
 });
+
+/** One exchange against an upstream that answers every request with `wire` in one write. */
+async function exchangeWith(
+  wire: string,
+): Promise<{ body: string; ended: boolean; error: string; connections: number }> {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    socket.on('data', () => socket.write(wire, 'latin1'));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const pool = new UpstreamPool({
+    url: new URL(`http://127.0.0.1:${port}`),
+    connections: 1,
+    connectTimeoutMs: 5000,
+    timeoutMs: 5000,
+  });
+  const run = () =>
+    new Promise<{ body: string; ended: boolean; error: string }>((resolve) => {
+      let body = '';
+      let conn: UpstreamConnection | null = null;
+      pool.acquire({
+        headRequest: false,
+        onUpstream(c) {
+          conn = c;
+          c.write('GET / HTTP/1.1\r\nHost: u\r\n\r\n');
+          c.sent();
+        },
+        onResponseHead() {},
+        onResponseBody: (chunk) => void (body += chunk.toString('latin1')),
+        onResponseEnd() {
+          conn?.release(true, -1);
+          resolve({ body, ended: true, error: '' });
+        },
+        onUpstreamFlush: () => false,
+        whenClientSent: (done) => done(),
+        onUpstreamDrain() {},
+        onUpstreamError: (code) => resolve({ body, ended: false, error: code }),
+      });
+    });
+  const first = await run();
+  // A second exchange: it gets a new connection if the first one was closed.
+  await run();
+  await pool.destroy();
+  server.close();
+  return { ...first, connections };
+}
+
+void describe('upstream answers read in one piece', () => {
+  void it('a 1xx answer and the final one in one read: the body is found after the second head', async () => {
+    const r = await exchangeWith(
+      'HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n',
+    );
+    assert.deepEqual([r.body, r.ended, r.connections], ['body', true, 1]);
+  });
+
+  void it('bytes after a complete answer: the answer is delivered, the connection is not reused', async () => {
+    const r = await exchangeWith(
+      'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx',
+    );
+    assert.deepEqual([r.body, r.ended], ['ok', true]);
+    assert.equal(r.connections, 2);
+    const garbage = await exchangeWith('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok\u0000garbage');
+    assert.deepEqual([garbage.body, garbage.ended, garbage.connections], ['ok', true, 2]);
+  });
+
+  void it('a malformed chunked body fails the exchange without handing on what follows the error', async () => {
+    const r = await exchangeWith(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nbodyX\r\n0\r\n\r\n',
+    );
+    assert.equal(r.ended, false);
+    assert.match(r.error, /^HPE_/);
+    assert.equal(r.body, '');
+  });
+});
