@@ -157,5 +157,9 @@ void describe('BodyLocator', () => {
     assert.equal(locatableFraming(['Content-Length', '1', 'Content-Length', '1'], out), 0);
     assert.equal(locatableFraming(['Content-Length', '1', 'Transfer-Encoding', 'chunked'], out), 0);
     assert.equal(locatableFraming(['Content-Length', '+1'], out), 0);
+    assert.equal(locatableFraming(['Content-Length', ''], out), 0);
+    assert.equal(locatableFraming(['Content-Length', '1234567890123456'], out), 0);
+    assert.equal(locatableFraming(['content-length', '007'], out), BY_LENGTH);
+    assert.equal(out[0], 7);
   });
 });

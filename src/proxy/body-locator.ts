@@ -177,6 +177,18 @@ export class BodyLocator {
   }
 }
 
+/** The value of 1 to 15 decimal digits, else -1 (llhttp has refused anything else already). */
+function digits(v: string): number {
+  if (v.length === 0 || v.length > 15) return -1;
+  let n = 0;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
 function hexValue(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;
   const l = c | 0x20;
@@ -201,7 +213,7 @@ export function locatableFraming(raw: readonly string[], out: number[]): Framing
     if (name.length === 14 && name.toLowerCase() === 'content-length') {
       lengths++;
       const v = raw[i + 1] as string;
-      length = /^[0-9]{1,15}$/.test(v) ? Number(v) : -1;
+      length = digits(v);
     } else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') {
       encodings++;
       chunked = (raw[i + 1] as string).toLowerCase() === 'chunked';

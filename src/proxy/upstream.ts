@@ -126,6 +126,8 @@ export class UpstreamConnection {
   private messageDone = false;
   /** Heads llhttp completed in the current `execute` (before a located message's end). */
   private headsInCall = 0;
+  /** Whether the parser's body callback is set (it starts set, by createParser). */
+  private bodyCallbackSet = true;
   private readonly spans: number[] = [];
   private readonly lengthOut: number[] = [0];
   /** The client still held unsent bytes after the last flush. */
@@ -475,11 +477,14 @@ export class UpstreamConnection {
       const framing = locatableFraming(raw, this.lengthOut);
       if (framing === 0) {
         this.copyingBody = true;
-        setBodyCallback(this.parser, this.onBody);
+        if (!this.bodyCallbackSet) setBodyCallback(this.parser, this.onBody);
+        this.bodyCallbackSet = true;
       } else if (framing !== BY_LENGTH || (this.lengthOut[0] as number) > 0) {
         this.locating = true;
         this.locator.startBody(framing, this.lengthOut[0] as number);
-        setBodyCallback(this.parser, null);
+        // Set only when it changes: a store on the binding's object costs more than a field.
+        if (this.bodyCallbackSet) setBodyCallback(this.parser, null);
+        this.bodyCallbackSet = false;
       }
     }
     return 0;
