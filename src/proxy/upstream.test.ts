@@ -186,6 +186,15 @@ void describe('upstream answers read in one piece', () => {
     assert.equal(r.connections, 2);
     const garbage = await exchangeWith('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok\u0000garbage');
     assert.deepEqual([garbage.body, garbage.ended, garbage.connections], ['ok', true, 2]);
+    // The same after a located (chunked) body, whose end is reported after llhttp's call.
+    const located = await exchangeWith(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx',
+    );
+    assert.deepEqual([located.body, located.ended, located.connections], ['ok', true, 2]);
+    const partial = await exchangeWith(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\nHTTP/1.',
+    );
+    assert.deepEqual([partial.body, partial.ended, partial.connections], ['ok', true, 2]);
   });
 
   void it('a malformed chunked body fails the exchange without handing on what follows the error', async () => {

@@ -82,6 +82,8 @@ const MAX_SPARE_BUFFERS = 8;
  * ever filling its socket buffer would otherwise make it take a new buffer for every read).
  */
 const MAX_LENT = 2;
+/** Bodies by length up to this size are delivered by llhttp's callback (see onHeadersComplete). */
+const SMALL_BODY = 16 * 1024;
 
 function takeBuffer(): Buffer {
   return spareBuffers.pop() ?? Buffer.allocUnsafeSlow(READ_SIZE);
@@ -126,6 +128,8 @@ export class UpstreamConnection {
   private messageDone = false;
   /** Heads llhttp completed in the current `execute` (before a located message's end). */
   private headsInCall = 0;
+  /** The current exchange's final (non-1xx) head was read. */
+  private finalHead = false;
   /** Whether the parser's body callback is set (it starts set, by createParser). */
   private bodyCallbackSet = true;
   private readonly spans: number[] = [];
@@ -177,6 +181,7 @@ export class UpstreamConnection {
     this.received = 0;
     this.requestSent = false;
     this.locator.reset();
+    this.finalHead = false;
     this.locating = false;
     this.copyingBody = false;
     this.messageDone = false;
@@ -372,12 +377,16 @@ export class UpstreamConnection {
     if (this.dead) return false;
     const error = isParseError(r) ? r : null;
     let at = pos;
-    for (let k = 0; k < this.headsInCall && at >= 0; k++) at = this.locator.headEnd(data, at);
-    // No head completed: the locator must not see one either (and keeps a split CRLFCRLF's start).
-    if (this.headsInCall === 0 && error === null && this.locator.headEnd(data, pos) >= 0) at = -1;
-    if (at < 0 && error === null) {
-      this.fail('UPSTREAM_FRAMING');
-      return false;
+    // Heads are located only while a body may still need it (not after a final head whose body
+    // llhttp delivers, or that has none: the usual small answer).
+    if (!this.finalHead || this.locating) {
+      for (let k = 0; k < this.headsInCall && at >= 0; k++) at = this.locator.headEnd(data, at);
+      // No head completed: the locator must not see one either (and keeps a split CRLFCRLF's start).
+      if (this.headsInCall === 0 && error === null && this.locator.headEnd(data, pos) >= 0) at = -1;
+      if (at < 0 && error === null) {
+        this.fail('UPSTREAM_FRAMING');
+        return false;
+      }
     }
     if (!this.locating) {
       // No body, or one llhttp's callback delivered: nothing to locate.
@@ -470,18 +479,22 @@ export class UpstreamConnection {
       this.informational = true;
       return 0;
     }
+    this.finalHead = true;
     user.onResponseHead(status, reason, raw, keepAlive);
     // 1 tells llhttp the response has no body (the answer to a HEAD).
     if (user.headRequest) return 1;
     if (status !== 204 && status !== 304) {
       const framing = locatableFraming(raw, this.lengthOut);
-      if (framing === 0) {
+      const length = this.lengthOut[0] as number;
+      // A small body by length goes out copied into one write with its head anyway: llhttp's
+      // callback copies it as cheaply, and there is then nothing to locate.
+      if (framing === 0 || (framing === BY_LENGTH && length > 0 && length <= SMALL_BODY)) {
         this.copyingBody = true;
         if (!this.bodyCallbackSet) setBodyCallback(this.parser, this.onBody);
         this.bodyCallbackSet = true;
-      } else if (framing !== BY_LENGTH || (this.lengthOut[0] as number) > 0) {
+      } else if (framing !== BY_LENGTH || length > 0) {
         this.locating = true;
-        this.locator.startBody(framing, this.lengthOut[0] as number);
+        this.locator.startBody(framing, length);
         // Set only when it changes: a store on the binding's object costs more than a field.
         if (this.bodyCallbackSet) setBodyCallback(this.parser, null);
         this.bodyCallbackSet = false;
