@@ -157,8 +157,9 @@ export class UpstreamConnection {
           ALPNProtocols: ['http/1.1'],
           ...(isIP(host) === 0 ? { servername: host } : {}),
         })
-      : // Reads land in one shared buffer and go straight to the parser, which copies what it
-        // keeps: no buffer allocated and no stream machinery per read.
+      : // Reads land in the buffer `nextReadBuffer` names (the shared one, or one of the
+        // connection's own while a long body streams) and go straight to the parser: no buffer
+        // allocated and no stream machinery per read.
         netConnect({ host, port, onread: { buffer: this.nextReadBuffer, callback: this.onRead } });
     this.socket.setNoDelay(true);
     this.socket.once(tls ? 'secureConnect' : 'connect', this.onConnect);
