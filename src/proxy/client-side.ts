@@ -34,6 +34,10 @@ export interface ClientSide {
   write(data: string | Buffer): boolean;
   /** Writes several parts in one system call. */
   writeAll(parts: (string | Buffer)[]): boolean;
+  /** Bytes written are still waiting to be sent (the buffers they were given in are in use). */
+  readonly holdsWrites: boolean;
+  /** Calls `done` once everything written so far has been sent (at once if nothing waits). */
+  afterWrites(done: () => void): void;
   pauseReading(reason: number): void;
   resumeReading(reasons: number): void;
   destroy(): void;

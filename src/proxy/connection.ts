@@ -40,6 +40,7 @@ export interface ConnectionHost<E extends ConnectionExchange> {
 }
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
+const EMPTY = Buffer.alloc(0);
 
 /** One accepted client connection. */
 export class ClientConnection<E extends ConnectionExchange> implements ClientSide {
@@ -95,6 +96,16 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   write(data: string | Buffer): boolean {
     if (this.socket.destroyed) return true;
     return typeof data === 'string' ? this.socket.write(data, 'latin1') : this.socket.write(data);
+  }
+
+  get holdsWrites(): boolean {
+    return this.socket.writableLength > 0;
+  }
+
+  afterWrites(done: () => void): void {
+    if (this.socket.destroyed || this.socket.writableLength === 0) done();
+    // An empty write's callback runs once every write before it has completed.
+    else this.socket.write(EMPTY, () => done());
   }
 
   /** Writes several parts in one system call. */

@@ -15,7 +15,12 @@ import {
 import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
-import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream.js';
+import {
+  inSharedReadBuffer,
+  type UpstreamConnection,
+  type UpstreamPool,
+  type UpstreamUser,
+} from './upstream.js';
 import { chunkHead, CRLF, connectionLines, httpDate, LAST_CHUNK, statusLine } from './wire.js';
 
 /** What every exchange shares: the upstream, the limits, and where results are reported. */
@@ -96,6 +101,9 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   private keepAliveMs = -1;
   private out: (string | Buffer)[] = [];
   private outBytes = 0;
+  /** Body bytes gathered into the chunk being built (chunked output), and its size line's slot. */
+  private runBytes = 0;
+  private runAt = 0;
   private clientBlocked = false;
 
   constructor(
@@ -334,19 +342,33 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   onResponseBody(chunk: Buffer): void {
     if (this.noBody || this.done) return;
     this.bytesOut += chunk.length;
-    if (this.chunkedOut) {
-      const size = chunkHead(chunk.length);
-      this.out.push(size, chunk, CRLF);
-      this.outBytes += size.length + chunk.length + 2;
-    } else {
-      this.out.push(chunk);
-      this.outBytes += chunk.length;
+    if (this.chunkedOut && this.runBytes === 0) {
+      // All body bytes of one upstream read go out as one chunk: its size line is filled in at
+      // the flush (fewer parts per write than one chunk per upstream chunk).
+      this.runAt = this.out.length;
+      this.out.push('');
     }
+    this.runBytes += chunk.length;
+    this.out.push(chunk);
+    this.outBytes += chunk.length;
+  }
+
+  /** Completes the chunk gathered since the last flush (chunked output). */
+  private closeChunk(): void {
+    if (this.runBytes === 0) return;
+    if (this.chunkedOut) {
+      const size = chunkHead(this.runBytes);
+      this.out[this.runAt] = size;
+      this.out.push(CRLF);
+      this.outBytes += size.length + 2;
+    }
+    this.runBytes = 0;
   }
 
   onResponseEnd(): void {
     if (this.done) return;
     this.responseEnded = true;
+    this.closeChunk();
     if (this.chunkedOut) {
       this.out.push(LAST_CHUNK);
       this.outBytes += LAST_CHUNK.length;
@@ -365,12 +387,13 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     this.finish();
   }
 
-  onUpstreamFlush(): void {
+  onUpstreamFlush(): boolean {
+    this.closeChunk();
     const { out } = this;
-    if (out.length === 0) return;
+    if (out.length === 0) return this.conn.holdsWrites;
     let ok: boolean;
     if (out.length === 1) {
-      ok = this.conn.write(out[0] as string | Buffer);
+      ok = this.conn.write(kept(out[0] as string | Buffer));
     } else if (this.outBytes <= COALESCE_LIMIT) {
       const data = Buffer.allocUnsafe(this.outBytes);
       let at = 0;
@@ -378,6 +401,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
         at += typeof part === 'string' ? data.write(part, at, 'latin1') : part.copy(data, at);
       ok = this.conn.write(data);
     } else {
+      for (let i = 0; i < out.length; i++) out[i] = kept(out[i] as string | Buffer);
       ok = this.conn.writeAll(out);
     }
     this.out = [];
@@ -387,6 +411,11 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       this.clientBlocked = true;
       this.upstream?.pause();
     }
+    return this.conn.holdsWrites;
+  }
+
+  whenClientSent(done: () => void): void {
+    this.conn.afterWrites(done);
   }
 
   /** The client's socket drained. */
@@ -499,4 +528,12 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     this.ctx.accessLog.write(entry);
     this.conn.exchangeDone(this);
   }
+}
+
+/**
+ * A part that may be queued on the client's socket: body bytes still in the upstream's shared read
+ * buffer are copied (the next read overwrites it); any other buffer is written as it is.
+ */
+function kept(part: string | Buffer): string | Buffer {
+  return typeof part !== 'string' && inSharedReadBuffer(part) ? Buffer.from(part) : part;
 }

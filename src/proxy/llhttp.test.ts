@@ -3,7 +3,16 @@
 // the binding, these fail first, and docs/proxy.md says what replaces it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createParser, HTTPParser, isParseError, METHODS, REQUEST, RESPONSE, STRICT } from './llhttp.js';
+import {
+  createParser,
+  HTTPParser,
+  isParseError,
+  METHODS,
+  REQUEST,
+  RESPONSE,
+  setBodyCallback,
+  STRICT,
+} from './llhttp.js';
 
 interface Head {
   major: number;
@@ -132,5 +141,40 @@ void describe("Node's HTTPParser binding (_http_common)", () => {
     assert.equal(parser.finish(), undefined);
     assert.equal(complete, 1);
     parser.close();
+  });
+
+  void it('without a body callback still checks and completes a body, and takes one back per message', () => {
+    // The upstream side clears the callback for bodies it hands on from the read buffer (no copy,
+    // no call into JavaScript per chunk) and sets it again for framings it leaves to llhttp.
+    const bodies: string[] = [];
+    let complete = 0;
+    const parser = createParser(RESPONSE, {
+      onHeadersComplete: () => 0,
+      onBody: (chunk: Buffer) => void bodies.push(chunk.toString()),
+      onMessageComplete: () => void complete++,
+    });
+    setBodyCallback(parser, null);
+    const head = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n';
+    // A head executed alone ends there; the body follows in later calls.
+    assert.equal(parser.execute(Buffer.from(head)), head.length);
+    assert.equal(parser.execute(Buffer.from('3\r\nabc\r\n0\r\n\r\n')), 13);
+    assert.equal(complete, 1);
+    assert.equal(bodies.length, 0);
+    // Broken chunk framing is still refused without a callback.
+    const bad = parser.execute(Buffer.from(`${head}3\r\nabcX\r\n`));
+    assert.ok(isParseError(bad));
+    parser.close();
+    const again = createParser(RESPONSE, {
+      onHeadersComplete: () => 0,
+      onBody: (chunk: Buffer) => void bodies.push(chunk.toString()),
+      onMessageComplete: () => void complete++,
+    });
+    setBodyCallback(again, null);
+    again.execute(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno'));
+    setBodyCallback(again, (chunk: Buffer) => void bodies.push(`+${chunk.toString()}`));
+    again.execute(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes'));
+    assert.equal(complete, 3);
+    assert.deepEqual(bodies, ['+yes']);
+    again.close();
   });
 });

@@ -101,5 +101,13 @@ function closeParser(parser: HttpParser): void {
   parser.close();
 }
 
+/**
+ * Sets or clears (null) the parser's body callback. Without one the binding neither copies the body
+ * bytes nor calls into JavaScript for them: llhttp still parses and checks the framing.
+ */
+export function setBodyCallback(parser: HttpParser, onBody: ((chunk: Buffer) => void) | null): void {
+  parser[ON_BODY] = onBody ?? undefined;
+}
+
 /** Whether a value returned by `execute` or `finish` is a parse error. */
 export const isParseError = (r: unknown): r is ParseError => r instanceof Error;

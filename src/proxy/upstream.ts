@@ -4,7 +4,15 @@
 // alive; on any doubt (parse error, close, timeout, an exchange given up half way) it is destroyed.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { createParser, isParseError, releaseParser, RESPONSE, type HttpParser } from './llhttp.js';
+import { BodyLocator, BY_LENGTH, CONFUSED, CONTINUES, locatableFraming } from './body-locator.js';
+import {
+  createParser,
+  isParseError,
+  releaseParser,
+  RESPONSE,
+  setBodyCallback,
+  type HttpParser,
+} from './llhttp.js';
 
 /** What an exchange implements to be served by an upstream connection. */
 export interface UpstreamUser {
@@ -14,11 +22,21 @@ export interface UpstreamUser {
   onUpstream(conn: UpstreamConnection): void;
   /** The final (non-1xx) response head. `keepAlive`: the upstream allows reuse after it. */
   onResponseHead(status: number, reason: string, headers: string[], keepAlive: boolean): void;
+  /**
+   * Body bytes, valid only until `onUpstreamFlush` returns when `inSharedReadBuffer(chunk)` (the
+   * next read overwrites them); otherwise the connection does not reuse their memory while the
+   * client has not taken everything written (see `onUpstreamFlush`).
+   */
   onResponseBody(chunk: Buffer): void;
   /** The response is complete (call `release` or `destroy` on the connection from here). */
   onResponseEnd(): void;
-  /** One packet of the upstream was parsed: write out what it produced. */
-  onUpstreamFlush(): void;
+  /**
+   * One packet of the upstream was parsed: write out what it produced. Returns whether the client
+   * still holds unsent bytes (body bytes handed over may still be read from their buffer).
+   */
+  onUpstreamFlush(): boolean;
+  /** Calls `done` once the client has sent everything written to it so far. */
+  whenClientSent(done: () => void): void;
   /** The upstream's socket can take more request body. */
   onUpstreamDrain(): void;
   /**
@@ -43,8 +61,37 @@ const DEFAULT_IDLE_MS = 4000;
 /** Margin taken off the upstream's own Keep-Alive timeout, so we never send on a closing socket. */
 const IDLE_MARGIN_MS = 2000;
 
-/** Where every plain upstream connection reads into (each read is parsed before the next). */
-const READ_BUFFER = Buffer.allocUnsafeSlow(256 * 1024);
+/** Size of one read from an upstream. */
+const READ_SIZE = 256 * 1024;
+/** Where plain upstream connections read into, until a response's body goes on past a read. */
+const READ_BUFFER = Buffer.allocUnsafeSlow(READ_SIZE);
+
+/** Whether `chunk` lies in the shared read buffer (valid only until the next read). */
+export const inSharedReadBuffer = (chunk: Buffer): boolean => chunk.buffer === READ_BUFFER.buffer;
+
+/**
+ * Read buffers of connections streaming a long body: its bytes go to the client as views of the
+ * buffer they were read into, so a buffer is reused only once the client has taken them. Spare
+ * ones are kept for the next long body, up to a bound.
+ */
+const spareBuffers: Buffer[] = [];
+const MAX_SPARE_BUFFERS = 8;
+/**
+ * Own read buffers a connection sets aside while the client holds their bytes: at this many it
+ * stops reading until the client has sent everything (a client that keeps a small backlog without
+ * ever filling its socket buffer would otherwise make it take a new buffer for every read).
+ */
+const MAX_LENT = 2;
+/** Bodies by length up to this size are delivered by llhttp's callback (see onHeadersComplete). */
+const SMALL_BODY = 16 * 1024;
+
+function takeBuffer(): Buffer {
+  return spareBuffers.pop() ?? Buffer.allocUnsafeSlow(READ_SIZE);
+}
+
+function spareBuffer(buffer: Buffer): void {
+  if (spareBuffers.length < MAX_SPARE_BUFFERS) spareBuffers.push(buffer);
+}
 
 /** One keep-alive connection to the upstream. */
 export class UpstreamConnection {
@@ -71,6 +118,30 @@ export class UpstreamConnection {
   private informational = false;
   private headerParts: string[] | null = null;
   private errorCode: string | null = null;
+  // Body location (body-locator.ts): the body is handed on as views of the read buffers.
+  private readonly locator = new BodyLocator();
+  /** The current response's body is located (else llhttp's body callback copies it). */
+  private locating = false;
+  /** llhttp's body callback delivers the current body, and parses the rest of each read. */
+  private copyingBody = false;
+  /** llhttp completed the located message (its end is reported once its body is handed on). */
+  private messageDone = false;
+  /** Heads llhttp completed in the current `execute` (before a located message's end). */
+  private headsInCall = 0;
+  /** The current exchange's final (non-1xx) head was read. */
+  private finalHead = false;
+  /** Whether the parser's body callback is set (it starts set, by createParser). */
+  private bodyCallbackSet = true;
+  private readonly spans: number[] = [];
+  private readonly lengthOut: number[] = [0];
+  /** The client still held unsent bytes after the last flush. */
+  private holding = false;
+  /** The buffer the next read goes into (plain connections). */
+  private readInto: Buffer = READ_BUFFER;
+  /** Own read buffers whose bytes the client may not have taken yet. */
+  private lent: Buffer[] = [];
+  /** Reading stopped until the client has sent what it holds (MAX_LENT). */
+  private waitingForClient = false;
 
   constructor(
     private readonly pool: UpstreamPool,
@@ -86,9 +157,10 @@ export class UpstreamConnection {
           ALPNProtocols: ['http/1.1'],
           ...(isIP(host) === 0 ? { servername: host } : {}),
         })
-      : // Reads land in one shared buffer and go straight to the parser, which copies what it
-        // keeps: no buffer allocated and no stream machinery per read.
-        netConnect({ host, port, onread: { buffer: READ_BUFFER, callback: this.onRead } });
+      : // Reads land in the buffer `nextReadBuffer` names (the shared one, or one of the
+        // connection's own while a long body streams) and go straight to the parser: no buffer
+        // allocated and no stream machinery per read.
+        netConnect({ host, port, onread: { buffer: this.nextReadBuffer, callback: this.onRead } });
     this.socket.setNoDelay(true);
     this.socket.once(tls ? 'secureConnect' : 'connect', this.onConnect);
     if (tls) this.socket.on('data', this.onData);
@@ -109,6 +181,11 @@ export class UpstreamConnection {
     this.user = user;
     this.received = 0;
     this.requestSent = false;
+    this.locator.reset();
+    this.finalHead = false;
+    this.locating = false;
+    this.copyingBody = false;
+    this.messageDone = false;
     this.lastActive = Date.now();
     this.socket.ref();
     user.onUpstream(this);
@@ -134,6 +211,8 @@ export class UpstreamConnection {
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
+    // Resumed because the client drained: it holds none of the bytes read before.
+    this.reclaim();
     this.lastActive = Date.now();
     this.socket.resume();
   }
@@ -144,6 +223,7 @@ export class UpstreamConnection {
    */
   release(reusable: boolean, keepAliveMs: number): void {
     this.user = null;
+    this.forgetLent();
     if (this.paused) this.resume();
     const idleMs = keepAliveMs < 0 ? DEFAULT_IDLE_MS : keepAliveMs - IDLE_MARGIN_MS;
     if (!reusable || idleMs <= 0 || this.dead) {
@@ -160,6 +240,7 @@ export class UpstreamConnection {
   /** Closes it for good (the pool forgets it when the socket closes). */
   destroy(): void {
     this.user = null;
+    this.forgetLent();
     this.dead = true;
     this.socket.destroy();
   }
@@ -177,38 +258,192 @@ export class UpstreamConnection {
     this.lastActive = Date.now();
   };
 
+  private readonly nextReadBuffer = (): Buffer => this.readInto;
+
   private readonly onRead = (length: number, buffer: Buffer): boolean => {
-    this.onData(buffer.subarray(0, length));
+    const own = buffer !== READ_BUFFER;
+    this.onData(buffer.subarray(0, length), own);
+    // A body going on past this read is read into buffers of the connection's own, so its bytes
+    // can go to the client as they are; one still being written to the client is not reused.
+    const streaming = this.user !== null && this.locating && !this.dead;
+    if (own) {
+      if (this.holding) {
+        // Dropped rather than kept when the exchange ended: its client is no longer tracked.
+        if (this.user !== null) {
+          this.lent.push(buffer);
+          if (this.lent.length >= MAX_LENT && !this.waitingForClient) this.waitForClient(this.user);
+        }
+      } else if (streaming) return true;
+      else spareBuffer(buffer);
+    }
+    this.readInto = streaming ? takeBuffer() : READ_BUFFER;
     return true;
   };
 
-  private readonly onData = (data: Buffer): void => {
+  private waitForClient(user: UpstreamUser): void {
+    this.waitingForClient = true;
+    this.pause();
+    user.whenClientSent(() => {
+      this.waitingForClient = false;
+      // Sent all: resuming reclaims the lent buffers.
+      if (this.user === user) this.resume();
+    });
+  }
+
+  /** The client took everything written: the lent buffers can be read into again. */
+  private reclaim(): void {
+    for (const b of this.lent) spareBuffer(b);
+    this.lent.length = 0;
+  }
+
+  /** The exchange ends: buffers it may still be writing are left to the garbage collector. */
+  private forgetLent(): void {
+    if (this.lent.length > 0) this.lent = [];
+  }
+
+  /**
+   * `own`: `data` is in a read buffer of the connection's own, reused once the client has taken
+   * its bytes (a TLS connection's chunks are fresh each time, the shared buffer is copied from).
+   */
+  private readonly onData = (data: Buffer, own = false): void => {
     this.lastActive = Date.now();
-    const user = this.user;
-    if (user === null) {
+    if (this.user === null) {
       // An idle connection must be silent: anything else means the framing is off.
       this.destroy();
       return;
     }
     this.received += data.length;
     this.inExecute = true;
-    const r = this.parser.execute(data);
+    const parsed = this.parse(data, own);
     this.inExecute = false;
-    if (isParseError(r)) {
-      this.fail(r.code);
-      return;
+    if (!parsed) return;
+    if (this.user !== null) {
+      this.holding = this.user.onUpstreamFlush();
+      if (!this.holding) this.reclaim();
     }
-    if (r !== data.length && !this.dead) {
-      // The parser stopped early (an upgrade): nothing after it can be trusted.
-      this.fail('HPE_UPSTREAM_UPGRADE');
-      return;
-    }
-    if (this.user !== null) this.user.onUpstreamFlush();
     if (this.releaseAfterExecute === 1) {
       this.releaseAfterExecute = -1;
       if (!this.dead) this.pool.release(this);
     }
   };
+
+  /**
+   * Runs llhttp over `data` piece by piece: a head up to where the locator ends it, a located body
+   * up to its end (handing on views of its bytes once llhttp accepted them), or, for a body llhttp
+   * delivers itself, the rest. Returns false when the connection failed.
+   */
+  private parse(data: Buffer, own: boolean): boolean {
+    const n = data.length;
+    let pos = 0;
+    while (pos < n) {
+      if (this.dead) return false;
+      if (this.user === null) {
+        // Bytes after the complete response: the framing is off.
+        this.fail('UPSTREAM_UNEXPECTED_RESPONSE');
+        return false;
+      }
+      if (this.copyingBody) return this.execute(data, pos, n);
+      if (this.locating) {
+        const spans = this.spans;
+        spans.length = 0;
+        const end = this.locator.scanBody(data, pos, spans);
+        const stop = end < 0 ? n : end;
+        if (!this.execute(data, pos, stop)) return false;
+        if (end === CONFUSED || this.messageDone !== end >= 0) {
+          // llhttp accepted bytes the locator read differently: trust neither.
+          this.fail('UPSTREAM_FRAMING');
+          return false;
+        }
+        const user = this.user;
+        for (let i = 0; i < spans.length; i += 2) user.onResponseBody(data.subarray(spans[i], spans[i + 1]));
+        if (end >= 0) this.endLocated(own);
+        pos = stop;
+        continue;
+      }
+      return this.parseHead(data, pos, own);
+    }
+    return !this.dead;
+  }
+
+  /**
+   * From a head on, llhttp reads the rest of the read in one call: the head and, without a body
+   * callback when the body is located, the body. The body is located after the call, from where
+   * the heads completed in it end: at successive CRLFCRLFs (1xx answers have no body).
+   */
+  private parseHead(data: Buffer, pos: number, own: boolean): boolean {
+    const n = data.length;
+    this.headsInCall = 0;
+    const piece = pos === 0 ? data : data.subarray(pos);
+    const r = this.parser.execute(piece);
+    if (this.dead) return false;
+    const error = isParseError(r) ? r : null;
+    let at = pos;
+    // Heads are located only while a body may still need it (not after a final head whose body
+    // llhttp delivers, or that has none: the usual small answer).
+    if (!this.finalHead || this.locating) {
+      for (let k = 0; k < this.headsInCall && at >= 0; k++) at = this.locator.headEnd(data, at);
+      // No head completed: the locator must not see one either (and keeps a split CRLFCRLF's start).
+      if (this.headsInCall === 0 && error === null && this.locator.headEnd(data, pos) >= 0) at = -1;
+      if (at < 0 && error === null) {
+        this.fail('UPSTREAM_FRAMING');
+        return false;
+      }
+    }
+    if (!this.locating) {
+      // No body, or one llhttp's callback delivered: nothing to locate.
+      if (error !== null) this.fail(error.code);
+      else if (r !== piece.length) this.fail('HPE_UPSTREAM_UPGRADE');
+      return !this.dead;
+    }
+    const spans = this.spans;
+    spans.length = 0;
+    const end = at < 0 ? CONFUSED : this.locator.scanBody(data, at, spans);
+    // Where llhttp stopped: the whole read, or the error's position.
+    const parsedTo = error === null ? n : pos + (error.bytesParsed ?? 0);
+    const complete = this.messageDone && end >= 0 && end <= parsedTo;
+    if (!complete && (error !== null || end !== CONTINUES || this.messageDone)) {
+      this.fail(error?.code ?? 'UPSTREAM_FRAMING');
+      return false;
+    }
+    const user = this.user;
+    if (user === null) return false;
+    for (let i = 0; i < spans.length; i += 2) user.onResponseBody(data.subarray(spans[i], spans[i + 1]));
+    if (!complete) return true;
+    this.endLocated(own);
+    if (end < n) {
+      // Bytes after the complete answer (llhttp read them too): this connection is done.
+      this.destroy();
+      return false;
+    }
+    return !this.dead;
+  }
+
+  /** llhttp over data[from, to): false (the connection failed) on a parse error or upgrade. */
+  private execute(data: Buffer, from: number, to: number): boolean {
+    const piece = from === 0 && to === data.length ? data : data.subarray(from, to);
+    const r = this.parser.execute(piece);
+    if (isParseError(r)) {
+      this.fail(r.code);
+      return false;
+    }
+    if (r !== piece.length && !this.dead) {
+      // The parser stopped early (an upgrade): nothing after it can be trusted.
+      this.fail('HPE_UPSTREAM_UPGRADE');
+      return false;
+    }
+    return !this.dead;
+  }
+
+  /** The located body ended: its bytes were handed on, the response is complete. */
+  private endLocated(own: boolean): void {
+    this.locating = false;
+    this.messageDone = false;
+    const user = this.user;
+    if (user === null) return;
+    // Whether the client still holds bytes of this read's buffer decides if it is reused.
+    if (own) this.holding = user.onUpstreamFlush();
+    user.onResponseEnd();
+  }
 
   private readonly onHeaders = (headers: string[]): void => {
     this.headerParts = this.headerParts === null ? headers : this.headerParts.concat(headers);
@@ -230,6 +465,10 @@ export class UpstreamConnection {
       raw = this.headerParts.concat(raw);
       this.headerParts = null;
     }
+    // After a located answer completed in the same call: bytes after the answer, refused once
+    // the call returns.
+    if (this.messageDone) return 0;
+    this.headsInCall++;
     const user = this.user;
     if (user === null || status === 101) {
       // A response nobody asked for, or a protocol switch we never requested.
@@ -241,9 +480,28 @@ export class UpstreamConnection {
       this.informational = true;
       return 0;
     }
+    this.finalHead = true;
     user.onResponseHead(status, reason, raw, keepAlive);
     // 1 tells llhttp the response has no body (the answer to a HEAD).
-    return user.headRequest ? 1 : 0;
+    if (user.headRequest) return 1;
+    if (status !== 204 && status !== 304) {
+      const framing = locatableFraming(raw, this.lengthOut);
+      const length = this.lengthOut[0] as number;
+      // A small body by length goes out copied into one write with its head anyway: llhttp's
+      // callback copies it as cheaply, and there is then nothing to locate.
+      if (framing === 0 || (framing === BY_LENGTH && length > 0 && length <= SMALL_BODY)) {
+        this.copyingBody = true;
+        if (!this.bodyCallbackSet) setBodyCallback(this.parser, this.onBody);
+        this.bodyCallbackSet = true;
+      } else if (framing !== BY_LENGTH || length > 0) {
+        this.locating = true;
+        this.locator.startBody(framing, length);
+        // Set only when it changes: a store on the binding's object costs more than a field.
+        if (this.bodyCallbackSet) setBodyCallback(this.parser, null);
+        this.bodyCallbackSet = false;
+      }
+    }
+    return 0;
   };
 
   private readonly onBody = (chunk: Buffer): void => {
@@ -255,6 +513,13 @@ export class UpstreamConnection {
       this.informational = false;
       return;
     }
+    if (this.locating) {
+      // Reported once the body's bytes are handed on (after execute returns).
+      this.messageDone = true;
+      return;
+    }
+    if (this.messageDone) return;
+    this.copyingBody = false;
     this.user?.onResponseEnd();
   };
 
@@ -275,6 +540,8 @@ export class UpstreamConnection {
         return;
       }
       this.releaseAfterExecute = -1;
+      // A body delimited by the close: llhttp completed it.
+      if (this.locating && this.messageDone) this.endLocated(false);
       if (this.user !== null) this.user.onUpstreamFlush();
     }
     if (this.user !== null) this.fail('UPSTREAM_CLOSED');

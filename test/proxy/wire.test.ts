@@ -1,6 +1,7 @@
 // The proxy at the byte level: pipelining, malformed and smuggling-shaped requests, clients that go
 // away mid-body, responses arriving in tiny pieces, and upstream connections that must not be reused.
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createParser, HTTPParser, RESPONSE } from '../../src/proxy/llhttp.js';
@@ -415,6 +416,76 @@ void describe('proxy on the wire: upstream framing', () => {
         assert.equal(r[2]!.headers.etag, '"x"');
         assert.equal(r[1]!.headers['transfer-encoding'], undefined);
         c.close();
+      },
+    );
+  });
+
+  void it('long bodies reach slow and concurrent clients intact (read buffers are not reused early)', async () => {
+    // The proxy hands body bytes on as views of the buffers it read them into; a buffer must not
+    // be read into again while a client has not taken its bytes. Random bytes in random chunk
+    // sizes, two clients at once, each reading in bursts with pauses.
+    const bodies = [randomBytes(6 * 1024 * 1024), randomBytes(5 * 1024 * 1024 + 17)];
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    let seed = 7;
+    const nextSize = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return 1 + (seed % 150_000);
+    };
+    await withRawUpstream(
+      (head, socket) => {
+        const body = bodies[head.includes('/b1') ? 1 : 0] as Buffer;
+        const chunked = head.includes('/b0');
+        socket.write(
+          chunked
+            ? 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'
+            : `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`,
+        );
+        let at = 0;
+        const pump = () => {
+          while (at < body.length && !socket.destroyed) {
+            const piece = body.subarray(at, at + nextSize());
+            at += piece.length;
+            const ok = chunked
+              ? socket.write(
+                  Buffer.concat([
+                    Buffer.from(`${piece.length.toString(16)}\r\n`),
+                    piece,
+                    Buffer.from('\r\n'),
+                  ]),
+                )
+              : socket.write(piece);
+            if (at >= body.length && chunked) socket.write('0\r\n\r\n');
+            if (!ok) {
+              socket.once('drain', pump);
+              return;
+            }
+          }
+        };
+        pump();
+      },
+      async (s) => {
+        const fetchSlowly = async (path: string, pauseMs: number) => {
+          const c = await RawClient.open(s.proxy.url);
+          let received = 0;
+          c.socket.on('data', (d: Buffer) => {
+            received += d.length;
+            // Long enough for the kernel's socket buffers to fill, so the proxy's writes queue.
+            if (received > 2 * 1024 * 1024) {
+              received = 0;
+              c.socket.pause();
+              setTimeout(() => c.socket.resume(), pauseMs);
+            }
+          });
+          c.send(`GET ${path} HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+          const [res] = await c.waitFor(1, 30_000);
+          c.close();
+          return res;
+        };
+        const [r0, r1] = await Promise.all([fetchSlowly('/b0', 200), fetchSlowly('/b1', 150)]);
+        assert.equal(r0?.status, 200);
+        assert.equal(r1?.status, 200);
+        assert.equal(sha(r0?.body ?? Buffer.alloc(0)), sha(bodies[0] as Buffer), 'chunked body differs');
+        assert.equal(sha(r1?.body ?? Buffer.alloc(0)), sha(bodies[1] as Buffer), 'body by length differs');
       },
     );
   });

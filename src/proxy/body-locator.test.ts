@@ -1,0 +1,165 @@
+// The body locator must find exactly the bytes llhttp delivers as the body, and end the message
+// where llhttp does, however the response is split into reads.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  BodyLocator,
+  BY_LENGTH,
+  CHUNKED,
+  CONTINUES,
+  locatableFraming,
+  UNTIL_CLOSE,
+  type Framing,
+} from './body-locator.js';
+import { createParser, isParseError, RESPONSE } from './llhttp.js';
+
+/** What llhttp makes of `wire` (one response): its body and whether it completed. */
+function llhttpBody(wire: Buffer): { body: Buffer; complete: boolean } {
+  const bodies: Buffer[] = [];
+  let complete = false;
+  const parser = createParser(RESPONSE, {
+    onHeadersComplete: () => 0,
+    onBody: (chunk: Buffer) => void bodies.push(chunk),
+    onMessageComplete: () => void (complete = true),
+  });
+  const r = parser.execute(wire);
+  parser.close();
+  assert.ok(!isParseError(r), String(r));
+  return { body: Buffer.concat(bodies), complete };
+}
+
+/** What the locator makes of `wire` read in pieces cut at `cuts`. */
+function located(wire: Buffer, framing: Framing, length: number, cuts: number[]) {
+  const loc = new BodyLocator();
+  const parts: Buffer[] = [];
+  let end = -1;
+  let inHead = true;
+  let offset = 0;
+  const points = [...cuts.filter((c) => c > 0 && c < wire.length).sort((a, b) => a - b), wire.length];
+  let start = 0;
+  for (const cut of points) {
+    const read = Buffer.from(wire.subarray(start, cut));
+    let pos = 0;
+    while (pos < read.length && end < 0) {
+      if (inHead) {
+        const h = loc.headEnd(read, pos);
+        if (h < 0) break;
+        inHead = false;
+        loc.startBody(framing, length);
+        pos = h;
+        continue;
+      }
+      const spans: number[] = [];
+      const e = loc.scanBody(read, pos, spans);
+      for (let i = 0; i < spans.length; i += 2) parts.push(read.subarray(spans[i], spans[i + 1]));
+      if (e === CONTINUES) break;
+      assert.ok(e >= 0, 'confused');
+      end = offset + e;
+    }
+    offset += read.length;
+    start = cut;
+  }
+  return { body: Buffer.concat(parts), end };
+}
+
+function randomCuts(length: number, count: number, seed: number): number[] {
+  let x = seed;
+  const next = () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x;
+  };
+  return Array.from({ length: count }, () => next() % length);
+}
+
+const HEAD = 'HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-A: b\r\n';
+
+function chunkedWire(sizes: number[], extension = '', trailers = ''): { wire: Buffer; body: Buffer } {
+  const pieces: Buffer[] = [Buffer.from(`${HEAD}Transfer-Encoding: chunked\r\n\r\n`, 'latin1')];
+  const body: Buffer[] = [];
+  let n = 0;
+  for (const size of sizes) {
+    const data = Buffer.from(Array.from({ length: size }, () => n++ % 251));
+    body.push(data);
+    pieces.push(Buffer.from(`${size.toString(16)}${extension}\r\n`, 'latin1'), data, Buffer.from('\r\n'));
+  }
+  pieces.push(Buffer.from(`0\r\n${trailers}\r\n`, 'latin1'));
+  return { wire: Buffer.concat(pieces), body: Buffer.concat(body) };
+}
+
+void describe('BodyLocator', () => {
+  void it('finds the chunked body llhttp delivers, whatever the reads', () => {
+    const cases = [
+      chunkedWire([65536, 65536, 100]),
+      chunkedWire([1, 2, 3, 0x1a]),
+      chunkedWire([300, 7], ';name=value;q="a b"'),
+      chunkedWire([10, 20], '', 'X-Trailer: 1\r\nX-Other: two\r\n'),
+      chunkedWire([]),
+    ];
+    for (const [k, { wire, body }] of cases.entries()) {
+      const truth = llhttpBody(wire);
+      assert.ok(truth.complete);
+      assert.deepEqual(truth.body, body);
+      for (let seed = 1; seed <= 40; seed++) {
+        const cuts = seed === 1 ? [] : randomCuts(wire.length, seed % 9, seed * 7919 + k);
+        // The length argument is ignored for a chunked body.
+        const r = located(wire, CHUNKED, 91, cuts);
+        assert.equal(r.end, wire.length, `case ${k} cuts ${cuts.join(',')}`);
+        assert.ok(r.body.equals(body), `case ${k} cuts ${cuts.join(',')}`);
+      }
+      // One byte per read: every state boundary falls between reads.
+      const everyByte = Array.from({ length: wire.length }, (_, i) => i);
+      assert.ok(located(wire, CHUNKED, 0, everyByte).body.equals(body), `case ${k} byte by byte`);
+    }
+  });
+
+  void it('finds a body by length and stops at its end', () => {
+    const body = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 256));
+    const wire = Buffer.concat([Buffer.from(`${HEAD}Content-Length: 5000\r\n\r\n`), body]);
+    assert.deepEqual(llhttpBody(wire).body, body);
+    for (let seed = 1; seed <= 20; seed++) {
+      const r = located(wire, BY_LENGTH, 5000, randomCuts(wire.length, seed % 6, seed));
+      assert.equal(r.end, wire.length);
+      assert.ok(r.body.equals(body));
+    }
+  });
+
+  void it('finds a head whose CRLFCRLF is split across reads', () => {
+    const wire = Buffer.from(`${HEAD}Content-Length: 2\r\n\r\nok`, 'latin1');
+    const headLength = wire.length - 2;
+    for (let cut = headLength - 4; cut <= headLength; cut++) {
+      const r = located(wire, BY_LENGTH, 2, [cut]);
+      assert.equal(r.body.toString(), 'ok', `cut at ${cut}`);
+    }
+    // A CR, LF or CRLF alone at the end of a read is not a head's end.
+    const loc = new BodyLocator();
+    assert.equal(loc.headEnd(Buffer.from('HTTP/1.1 200 OK\r\nA: b\r\n'), 0), -1);
+    assert.equal(loc.headEnd(Buffer.from('\r'), 0), -1);
+    assert.equal(loc.headEnd(Buffer.from('\nrest'), 0), 1);
+  });
+
+  void it('takes everything to the close for a body without length or chunking', () => {
+    const loc = new BodyLocator();
+    loc.startBody(UNTIL_CLOSE, 0);
+    const spans: number[] = [];
+    assert.equal(loc.scanBody(Buffer.from('abc'), 1, spans), CONTINUES);
+    assert.deepEqual(spans, [1, 3]);
+  });
+
+  void it('locates only framings that cannot be read two ways', () => {
+    const out = [0];
+    assert.equal(locatableFraming(['Content-Length', '12'], out), BY_LENGTH);
+    assert.equal(out[0], 12);
+    assert.equal(locatableFraming(['transfer-encoding', 'Chunked'], out), CHUNKED);
+    assert.equal(locatableFraming(['X-A', 'b'], out), UNTIL_CLOSE);
+    // Left to llhttp's own body callback.
+    assert.equal(locatableFraming(['Transfer-Encoding', 'gzip, chunked'], out), 0);
+    assert.equal(locatableFraming(['Transfer-Encoding', 'chunked', 'Transfer-Encoding', 'chunked'], out), 0);
+    assert.equal(locatableFraming(['Content-Length', '1', 'Content-Length', '1'], out), 0);
+    assert.equal(locatableFraming(['Content-Length', '1', 'Transfer-Encoding', 'chunked'], out), 0);
+    assert.equal(locatableFraming(['Content-Length', '+1'], out), 0);
+    assert.equal(locatableFraming(['Content-Length', ''], out), 0);
+    assert.equal(locatableFraming(['Content-Length', '1234567890123456'], out), 0);
+    assert.equal(locatableFraming(['content-length', '007'], out), BY_LENGTH);
+    assert.equal(out[0], 7);
+  });
+});
