@@ -76,7 +76,7 @@ export class AccessLog {
     const line =
       `${this.head}${this.lastTimeText}${this.bindings},"reqId":${jsonString(e.reqId)},"proxyId":${jsonString(e.proxyId)},` +
       `"method":${jsonString(e.method)},"path":${jsonString(e.path)},"status":${e.status},` +
-      `"bytesIn":${e.bytesIn},"bytesOut":${e.bytesOut},"upstreamMs":${e.upstreamMs},"totalMs":${e.totalMs},` +
+      `"bytesIn":${e.bytesIn},"bytesOut":${e.bytesOut},"upstreamMs":${e.upstreamMs === null ? null : msText(e.upstreamMs)},"totalMs":${msText(e.totalMs)},` +
       `${e.error === undefined ? '' : `"error":${jsonString(e.error)},`}"msg":"proxy request"}\n`;
     if (!this.batch) {
       this.stream.write(line);
@@ -122,6 +122,22 @@ export function jsonString(s: string): string {
     if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s);
   }
   return `"${s}"`;
+}
+
+/**
+ * `String(value)` for milliseconds rounded to microseconds (as `ms` makes them), from integers:
+ * the shortest decimal of such a double is its whole milliseconds and up to three digits, so the
+ * text is the same, without the general double-to-decimal conversion.
+ */
+export function msText(value: number): string {
+  const us = Math.round(value * 1000);
+  if (!(us >= 0 && us < 2 ** 31) || us / 1000 !== value) return String(value);
+  const whole = Math.floor(us / 1000);
+  const f = us % 1000;
+  if (f === 0) return `${whole}`;
+  if (f % 100 === 0) return `${whole}.${f / 100}`;
+  if (f % 10 === 0) return `${whole}.${f < 100 ? '0' : ''}${f / 10}`;
+  return `${whole}.${f < 10 ? '00' : f < 100 ? '0' : ''}${f}`;
 }
 
 /** Milliseconds rounded to microseconds, so lines stay short. */
