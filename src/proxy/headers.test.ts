@@ -147,9 +147,23 @@ void describe('X-Request-Id', () => {
 
 void describe('headerKind', () => {
   const names = [
-    'te', 'host', 'date', 'expect', 'trailer', 'upgrade', 'x-migvid', 'x-proxyvid', 'connection',
-    'keep-alive', 'x-request-id', 'authorization', 'content-length', 'transfer-encoding',
-    'proxy-authorization', 'proxy-', 'proxy-x',
+    'te',
+    'host',
+    'date',
+    'expect',
+    'trailer',
+    'upgrade',
+    'x-migvid',
+    'x-proxyvid',
+    'connection',
+    'keep-alive',
+    'x-request-id',
+    'authorization',
+    'content-length',
+    'transfer-encoding',
+    'proxy-authorization',
+    'proxy-',
+    'proxy-x',
   ];
   void it('tells a name whatever the case of its letters, as comparing it lowercased would', () => {
     const kinds = new Map<string, number>();
@@ -167,7 +181,17 @@ void describe('headerKind', () => {
   });
   void it('does not take a name for another one with a letter of other case only', () => {
     // '-' and 'M' differ from '\r' and 'm' by 0x20: only ASCII letters may differ in case.
-    for (const n of ['host\r', 'x\rrequest-id', 'Hos', 'hostx', 'x-proxyvi', 'content_length', 'k`ep-alive', 'proxy', 'proxy_a']) {
+    for (const n of [
+      'host\r',
+      'x\rrequest-id',
+      'Hos',
+      'hostx',
+      'x-proxyvi',
+      'content_length',
+      'k`ep-alive',
+      'proxy',
+      'proxy_a',
+    ]) {
       assert.equal(headerKind(n), headerKind('x-other'), JSON.stringify(n));
     }
     assert.equal(headerKind('content\rlength'), headerKind('x-other'));
