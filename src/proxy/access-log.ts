@@ -41,9 +41,7 @@ export class AccessLog {
   private readonly batch: boolean;
   private readonly head: string;
   private readonly bindings: string;
-  /** Lines waiting for the next batch, joined once when it is written. */
-  private pending: string[] = [];
-  private pendingChars = 0;
+  private pending = '';
   /** `Date.now()` of the last line and its digits: consecutive lines mostly share a millisecond. */
   private lastTime = 0;
   private lastTimeText = '0';
@@ -82,9 +80,8 @@ export class AccessLog {
       this.stream.write(line);
       return;
     }
-    this.pending.push(line);
-    this.pendingChars += line.length;
-    if (this.pendingChars >= BATCH_CHARS) this.drain();
+    this.pending += line;
+    if (this.pending.length >= BATCH_CHARS) this.drain();
     else if (this.timer === null) {
       this.timer = setTimeout(this.drain, BATCH_MS);
       // Pending lines alone must not keep the process up; close() flushes them.
@@ -101,12 +98,11 @@ export class AccessLog {
   private readonly drain = (): void => {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    if (this.pending.length === 0 || this.stream === null) return;
-    // One flat string: appending line by line would build a rope that every pass over the batch
-    // (its UTF-8 length, its encoding) first has to flatten.
-    const batch = this.pending.join('');
-    this.pending = [];
-    this.pendingChars = 0;
+    if (this.pending === '' || this.stream === null) return;
+    // A rope of the lines, flattened once by the stream's first pass over it (an array joined
+    // instead cost more: measured with callgrind).
+    const batch = this.pending;
+    this.pending = '';
     this.stream.write(batch);
   };
 }
