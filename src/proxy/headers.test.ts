@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { headerKind, responseHeaders, scanRequestHeaders, scanResponseHeaders } from './headers.js';
+import { responseHeaders, scanRequestHeaders, scanResponseHeaders } from './headers.js';
 
 void describe('scanRequestHeaders', () => {
   void it('keeps end-to-end headers in order and drops hop-by-hop ones, X-PROXYVID, Host and Expect', () => {
@@ -142,58 +142,5 @@ void describe('X-Request-Id', () => {
   void it("notes whether the upstream's response carries one", () => {
     assert.equal(scanResponseHeaders(['X-Request-Id', 'r1', 'Content-Length', '0']).hasRequestId, true);
     assert.equal(scanResponseHeaders(['Content-Length', '0']).hasRequestId, false);
-  });
-});
-
-void describe('headerKind', () => {
-  const names = [
-    'te',
-    'host',
-    'date',
-    'expect',
-    'trailer',
-    'upgrade',
-    'x-migvid',
-    'x-proxyvid',
-    'connection',
-    'keep-alive',
-    'x-request-id',
-    'authorization',
-    'content-length',
-    'transfer-encoding',
-    'proxy-authorization',
-    'proxy-',
-    'proxy-x',
-  ];
-  void it('tells a name whatever the case of its letters, as comparing it lowercased would', () => {
-    const kinds = new Map<string, number>();
-    for (const n of names) {
-      const k = headerKind(n);
-      assert.notEqual(k, headerKind('x-other'), n);
-      const upper = n.toUpperCase();
-      const mixed = [...n].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c)).join('');
-      assert.equal(headerKind(upper), n.startsWith('proxy-') ? headerKind('proxy-') : k, upper);
-      assert.equal(headerKind(mixed), headerKind(upper), mixed);
-      if (!n.startsWith('proxy-')) kinds.set(n, k);
-    }
-    // Distinct names that matter have distinct kinds (the hop-by-hop ones with nothing to read share one).
-    assert.equal(new Set([...kinds.values()]).size, kinds.size - 2);
-  });
-  void it('does not take a name for another one with a letter of other case only', () => {
-    // '-' and 'M' differ from '\r' and 'm' by 0x20: only ASCII letters may differ in case.
-    for (const n of [
-      'host\r',
-      'x\rrequest-id',
-      'Hos',
-      'hostx',
-      'x-proxyvi',
-      'content_length',
-      'k`ep-alive',
-      'proxy',
-      'proxy_a',
-    ]) {
-      assert.equal(headerKind(n), headerKind('x-other'), JSON.stringify(n));
-    }
-    assert.equal(headerKind('content\rlength'), headerKind('x-other'));
   });
 });

@@ -15,64 +15,6 @@ const HOP_BY_HOP = new Set([
   'proxy-authorization',
 ]);
 
-// What a header name is to the proxy, told without lowercasing it (a new string per header).
-const OTHER = 0;
-/** Hop-by-hop, with nothing to read from it: te, trailer, upgrade, proxy-*. */
-const HOP = 1;
-const X_REQUEST_ID = 2;
-const AUTHORIZATION = 3;
-const X_PROXYVID = 4;
-const X_MIGVID = 5;
-const HOST = 6;
-const EXPECT = 7;
-const CONTENT_LENGTH = 8;
-const TRANSFER_ENCODING = 9;
-const CONNECTION = 10;
-const KEEP_ALIVE = 11;
-const DATE = 12;
-
-/** Whether `name` equals `lower` (lowercase) but for the case of its ASCII letters. */
-function sameName(name: string, lower: string): boolean {
-  for (let i = 0; i < lower.length; i++) {
-    const c = name.charCodeAt(i);
-    const t = lower.charCodeAt(i);
-    if (c !== t && !(t >= 0x61 && t <= 0x7a && c === t - 0x20)) return false;
-  }
-  return true;
-}
-
-/** The kind of a header name, case-insensitively (as `name.toLowerCase()` compared would). */
-export function headerKind(name: string): number {
-  const n = name.length;
-  if (n >= 6 && sameName(name, 'proxy-')) return HOP;
-  switch (n) {
-    case 2:
-      return sameName(name, 'te') ? HOP : OTHER;
-    case 4:
-      return sameName(name, 'host') ? HOST : sameName(name, 'date') ? DATE : OTHER;
-    case 6:
-      return sameName(name, 'expect') ? EXPECT : OTHER;
-    case 7:
-      return sameName(name, 'trailer') || sameName(name, 'upgrade') ? HOP : OTHER;
-    case 8:
-      return sameName(name, 'x-migvid') ? X_MIGVID : OTHER;
-    case 10:
-      if (sameName(name, 'x-proxyvid')) return X_PROXYVID;
-      if (sameName(name, 'connection')) return CONNECTION;
-      return sameName(name, 'keep-alive') ? KEEP_ALIVE : OTHER;
-    case 12:
-      return sameName(name, 'x-request-id') ? X_REQUEST_ID : OTHER;
-    case 13:
-      return sameName(name, 'authorization') ? AUTHORIZATION : OTHER;
-    case 14:
-      return sameName(name, 'content-length') ? CONTENT_LENGTH : OTHER;
-    case 17:
-      return sameName(name, 'transfer-encoding') ? TRANSFER_ENCODING : OTHER;
-    default:
-      return OTHER;
-  }
-}
-
 const PLAIN_CONNECTION = /^\s*(keep-alive|close)\s*$/i;
 
 /** The names a caller may send its proxy ID under; the interface's own first. */
@@ -123,45 +65,44 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
-    switch (headerKind(name)) {
+    const lower = name.toLowerCase();
+    switch (lower) {
       // Exactly one X-Request-Id goes upstream: the caller's if safe, else the proxy's own.
-      case X_REQUEST_ID:
+      case 'x-request-id':
         if (requestId === null && isSafeRequestId(value)) {
           requestId = value;
           forward.push(name, value);
         }
         continue;
-      case AUTHORIZATION:
+      case 'authorization':
         authorization = authorization === null ? value : undefined;
         forward.push(name, value);
         continue;
-      case X_PROXYVID:
+      case 'x-proxyvid':
         proxyVid = proxyVid === null ? value : undefined;
         continue;
-      case X_MIGVID:
+      case 'x-migvid':
         migVid = migVid === null ? value : undefined;
         continue;
       // Host becomes the upstream's; Expect is answered by the proxy itself.
-      case HOST:
+      case 'host':
         hasHost = true;
         continue;
-      case EXPECT:
+      case 'expect':
         expect = expect === null ? value : `${expect},${value}`;
         continue;
-      case CONTENT_LENGTH:
+      case 'content-length':
         contentLength = Number(value);
         forward.push(name, value);
         continue;
-      case TRANSFER_ENCODING:
+      case 'transfer-encoding':
         chunked = true;
         continue;
-      case CONNECTION:
+      case 'connection':
         connection = connection === null ? value : `${connection},${value}`;
         continue;
-      case HOP:
-      case KEEP_ALIVE:
-        continue;
       default:
+        if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-')) continue;
         forward.push(name, value);
     }
   }
@@ -228,27 +169,27 @@ export function scanResponseHeaders(raw: readonly string[]): ResponseHeaderScan 
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
-    switch (headerKind(name)) {
-      case CONTENT_LENGTH:
+    const lower = name.toLowerCase();
+    switch (lower) {
+      case 'content-length':
         hasContentLength = true;
         break;
-      case DATE:
+      case 'date':
         hasDate = true;
         break;
-      case X_REQUEST_ID:
+      case 'x-request-id':
         hasRequestId = true;
         break;
-      case CONNECTION:
+      case 'connection':
         connection = connection === null ? value : `${connection},${value}`;
         continue;
-      case KEEP_ALIVE: {
+      case 'keep-alive': {
         const timeout = keepAliveTimeoutMs(value);
         if (timeout >= 0) keepAliveMs = timeout;
         continue;
       }
-      case HOP:
-      case TRANSFER_ENCODING:
-        continue;
+      default:
+        if (HOP_BY_HOP.has(lower) || lower.startsWith('proxy-')) continue;
     }
     out.push(name, value);
   }
