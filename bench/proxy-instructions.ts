@@ -9,15 +9,7 @@
 // Usage: node dist/bench/proxy-instructions.js [--requests N] [--connections C] [--stream-mb M]
 //        [--targets ours,nginx,label=dist-dir…]
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-  chmodSync,
-} from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -60,19 +52,41 @@ interface Counted {
   dumps: number;
 }
 
+/** Instructions of one dump: all threads, and the main thread alone (JavaScript, I/O callbacks). */
+interface DumpCount {
+  total: number;
+  main: number;
+}
+
 /**
- * The total of callgrind dump number `n` of process `pid`. An idle process takes the dump
- * command only when it next wakes.
+ * The counts of callgrind dump number `n` of process `pid`, one file per thread (`-01` is the
+ * main thread; the others are V8's compilers, garbage collector and libuv's pool). An idle process
+ * takes the dump command only when it next wakes.
  */
-async function dumpTotal(c: Counted, pid: number, n: number): Promise<number> {
+async function dumpTotal(c: Counted, pid: number, n: number): Promise<DumpCount> {
   const { dir } = c;
-  const file = join(dir, `cg.${pid}.${n}`);
+  const prefix = `cg.${pid}.${n}-`;
+  const totalOf = (file: string): number | null => {
+    const m = /^(?:totals|summary):\s+(\d+)/m.exec(readFileSync(join(dir, file), 'utf8'));
+    return m === null ? null : Number(m[1]);
+  };
   for (let waited = 0; ; waited += 100) {
     // A connection opened and closed wakes an idle server (a few thousand instructions).
     if (waited % 1000 === 500) poke(c.url);
-    const m = existsSync(file) ? /^(?:totals|summary):\s+(\d+)/m.exec(readFileSync(file, 'utf8')) : null;
-    if (m !== null) return Number(m[1]);
-    if (waited > 60_000) throw new Error(`no complete ${file}: ${readdirSync(dir).join(' ')}`);
+    const files = readdirSync(dir).filter((f) => f.startsWith(prefix));
+    // The threads' files are written one after another: read them once the last is complete.
+    const counts = files.map(totalOf);
+    if (files.length > 0 && waited >= 300 && counts.every((x) => x !== null)) {
+      let total = 0;
+      let main = 0;
+      files.forEach((f, i) => {
+        const x = counts[i] ?? 0;
+        total += x;
+        if (f === `${prefix}01`) main = x;
+      });
+      return { total, main };
+    }
+    if (waited > 60_000) throw new Error(`no complete ${prefix}*: ${readdirSync(dir).join(' ')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -84,7 +98,7 @@ function poke(url: string): void {
 }
 
 /** Dumps (and zeroes) the counters of the callgrind process `pid`; returns the dump's total. */
-function dump(c: Counted): Promise<number> {
+function dump(c: Counted): Promise<DumpCount> {
   const pid = c.child.pid as number;
   const r = spawnSync('callgrind_control', [`--vgdb-prefix=${join(c.dir, 'vgdb')}`, '-d', String(pid)], {
     encoding: 'utf8',
@@ -99,6 +113,8 @@ function dump(c: Counted): Promise<number> {
 
 const valgrindArgs = (dir: string) => [
   '--tool=callgrind',
+  // One count per thread: the main thread's repeats between runs far better than the compilers'.
+  '--separate-threads=yes',
   `--callgrind-out-file=${join(dir, 'cg.%p')}`,
   `--log-file=${join(dir, 'valgrind.log')}`,
   // callgrind_control reaches the process through these pipes; kept out of /tmp's shared names.
@@ -186,16 +202,20 @@ async function measure(
   await load(post, warm, o.connections, headers, body);
   await dump(c);
   const n = await load(get, o.requests, o.connections, headers);
-  const perGet = (await dump(c)) / n;
-  log(`  ${name}: GET ${Math.round(perGet)} instructions/request`);
+  const g = await dump(c);
+  const perGet = g.total / n;
+  log(`  ${name}: GET ${Math.round(perGet)} instructions/request (main thread ${Math.round(g.main / n)})`);
   const m = await load(post, o.requests, o.connections, headers, body);
-  const perPost = (await dump(c)) / m;
-  log(`  ${name}: POST 1 KB ${Math.round(perPost)} instructions/request`);
+  const p = await dump(c);
+  const perPost = p.total / m;
+  log(
+    `  ${name}: POST 1 KB ${Math.round(perPost)} instructions/request (main thread ${Math.round(p.main / m)})`,
+  );
   const stream = `${c.url}/v4/stream?bytes=${o.streamMb * 2 ** 20}`;
   await download(stream, headers);
   await dump(c);
   const d = await download(stream, headers);
-  const perStreamMb = (await dump(c)) / (d.bytes / 2 ** 20);
+  const perStreamMb = (await dump(c)).total / (d.bytes / 2 ** 20);
   log(`  ${name}: stream ${Math.round(perStreamMb)} instructions/MiB`);
   return { target: name, perGet, perPost, perStreamMb };
 }
