@@ -146,6 +146,12 @@ await onDatabase('sqlite', 'platform', (target) => {
       );
     assert.ok(registered.length >= 10, registered.join('\n'));
     for (const r of registered) assert.ok(documented.has(r), `${r} is missing from the OpenAPI document`);
+    // The console's pages are for people, not part of the API's document.
+    assert.ok(t.app.routeTable.some((r) => r.includes(' /console/')));
+    assert.deepEqual(
+      Object.keys(doc.paths).filter((p) => p.startsWith('/console')),
+      [],
+    );
   });
 
   test('/metrics exposes request counters in Prometheus text', async () => {

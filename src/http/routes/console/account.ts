@@ -19,11 +19,9 @@ import {
 import { field } from './form.js';
 import { acceptPage, signInPage } from './pages.js';
 
-const hidden = { schema: { hide: true } };
-
 /** /console/sign-in, /console/sign-out, /console/invitation. */
 export function accountRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
-  scope.get('/sign-in', hidden, async (request, reply) => {
+  scope.get('/sign-in', async (request, reply) => {
     if (consoleState(request).session !== null) return reply.redirect('/console/home', 303);
     const accepted = (request.query as Record<string, unknown>).accepted === '1';
     return sendPage(
@@ -37,7 +35,7 @@ export function accountRoutes(scope: FastifyInstance, deps: ApiDeps, db: Console
     );
   });
 
-  scope.post('/sign-in', hidden, async (request, reply) => {
+  scope.post('/sign-in', async (request, reply) => {
     const email = field(request.body, 'email');
     let token: string;
     try {
@@ -64,7 +62,7 @@ export function accountRoutes(scope: FastifyInstance, deps: ApiDeps, db: Console
     return reply.redirect('/console/home', 303);
   });
 
-  scope.post('/sign-out', hidden, async (request, reply) => {
+  scope.post('/sign-out', async (request, reply) => {
     const session = requireSession(request);
     await endSession(db, session.token);
     await audit(db, { accountId: session.account.id, name: session.account.email }, 'session.signed_out');
@@ -74,13 +72,13 @@ export function accountRoutes(scope: FastifyInstance, deps: ApiDeps, db: Console
 
   // The token travels in the query (GET) and the form body (POST), never in the path: the logs
   // drop query values, so a link is never written to them.
-  scope.get('/invitation', hidden, async (request, reply) => {
+  scope.get('/invitation', async (request, reply) => {
     const token = field(request.query, 'token');
     const pending = await pendingInvitation(db, token);
     return sendPage(reply, 200, acceptPage(pageContext(deps, request), { token, ...pending, error: null }));
   });
 
-  scope.post('/invitation', hidden, async (request, reply) => {
+  scope.post('/invitation', async (request, reply) => {
     const token = field(request.body, 'token');
     const displayName = field(request.body, 'displayName');
     const password = field(request.body, 'password');

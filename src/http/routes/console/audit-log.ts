@@ -11,8 +11,6 @@ import { optionalIdQuery } from './params.js';
 import { auditLogPage } from './pages-workspace.js';
 import { workspaceIdOf } from './workspaces.js';
 
-const hidden = { schema: { hide: true } };
-
 export const AUDIT_PAGE_SIZE = 50;
 
 /** One page of rows older than `before`, and the links to the next older page and the newest. */
@@ -33,7 +31,7 @@ async function auditPage(db: ConsoleDb, path: string, before: number | undefined
 }
 
 export function auditLogRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
-  scope.get('/workspaces/:workspaceId/audit', hidden, async (request, reply) => {
+  scope.get('/workspaces/:workspaceId/audit', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     if (!access.readsAudit)
@@ -50,7 +48,7 @@ export function auditLogRoutes(scope: FastifyInstance, deps: ApiDeps, db: Consol
     );
   });
 
-  scope.get('/audit', hidden, async (request, reply) => {
+  scope.get('/audit', async (request, reply) => {
     const { account } = requireSession(request);
     if (account.is_operator !== 1)
       throw problem('forbidden', "Only the service's operator reads the whole audit log.");

@@ -27,8 +27,6 @@ import {
   RECENT_JOBS,
 } from './pages-datasets.js';
 
-const hidden = { schema: { hide: true } };
-
 /** An id made by the service (a UUID) from the path, or 404 before any query. */
 export function idParam(params: unknown, name: 'datasetId' | 'jobId', what: string): string {
   const raw = (params as Record<string, string | undefined>)[name] ?? '';
@@ -72,7 +70,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
   const signing = () => ({ publicUrl: deps.config.publicUrl, signingSecret: deps.signingSecret });
   const prefix = '/workspaces/:workspaceId/datasets';
 
-  scope.get(prefix, hidden, async (request, reply) => {
+  scope.get(prefix, async (request, reply) => {
     const { access } = await accessOf(db, request);
     const reader = workspaceReader(access.workspaceId);
     const [datasets, connected] = await Promise.all([
@@ -92,7 +90,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
     );
   });
 
-  scope.get(`${prefix}/:datasetId`, hidden, async (request, reply) => {
+  scope.get(`${prefix}/:datasetId`, async (request, reply) => {
     const { access } = await accessOf(db, request);
     const datasetId = idParam(request.params, 'datasetId', 'dataset');
     const reader = workspaceReader(access.workspaceId);
@@ -114,7 +112,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
     return sendPage(reply, 200, page);
   });
 
-  scope.post(`${prefix}/:datasetId/apps`, hidden, async (request, reply) => {
+  scope.post(`${prefix}/:datasetId/apps`, async (request, reply) => {
     const { access, actor } = await accessOf(db, request);
     requireChange(access);
     const datasetId = idParam(request.params, 'datasetId', 'dataset');
@@ -138,7 +136,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
     return reply.redirect(`/console/workspaces/${access.workspaceId}/datasets/${datasetId}?done=saved`, 303);
   });
 
-  scope.get(`${prefix}/:datasetId/delete`, hidden, async (request, reply) => {
+  scope.get(`${prefix}/:datasetId/delete`, async (request, reply) => {
     const { access } = await accessOf(db, request);
     requireChange(access);
     const datasetId = idParam(request.params, 'datasetId', 'dataset');
@@ -159,7 +157,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
     );
   });
 
-  scope.post(`${prefix}/:datasetId/delete`, hidden, async (request, reply) => {
+  scope.post(`${prefix}/:datasetId/delete`, async (request, reply) => {
     const { access, actor } = await accessOf(db, request);
     requireChange(access);
     const datasetId = idParam(request.params, 'datasetId', 'dataset');

@@ -47,6 +47,11 @@ const TITLES: Record<number, string> = {
 /** Registers the console's routes under the prefix it is given (/console). */
 export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Promise<void> {
   const db = consoleDb(deps.db);
+  // Every console route is HTML for people, outside the API's OpenAPI document: hidden here, once,
+  // for routes added later too (the document keeps the route objects and reads `hide` when built).
+  scope.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   await scope.register(cookie);
   await scope.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
 
@@ -102,11 +107,10 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
     ),
   );
 
-  const hidden = { schema: { hide: true } };
-  scope.get('/console.css', hidden, async (_request, reply) =>
+  scope.get('/console.css', async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS),
   );
-  scope.get('/', hidden, async (request, reply) =>
+  scope.get('/', async (request, reply) =>
     reply.redirect(consoleState(request).session !== null ? '/console/home' : '/console/sign-in', 303),
   );
   accountRoutes(scope, deps, db);

@@ -17,8 +17,6 @@ import { choiceQuery, idParam } from './params.js';
 import { connectedAppsPage, disconnectAppPage } from './pages-workspace.js';
 import { workspaceIdOf } from './workspaces.js';
 
-const hidden = { schema: { hide: true } };
-
 /** What the list says after a change (PRG: the change redirects here with `done`). */
 const NOTICES = {
   connected: 'The app is connected. It can now get access with the Workspace ID and Key.',
@@ -42,7 +40,7 @@ export function connectedAppRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
       ...extra,
     });
 
-  scope.get('/workspaces/:workspaceId/apps', hidden, async (request, reply) => {
+  scope.get('/workspaces/:workspaceId/apps', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     const done = choiceQuery(request.query, 'done', NOTICES);
@@ -57,7 +55,7 @@ export function connectedAppRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
     );
   });
 
-  scope.post('/workspaces/:workspaceId/apps', hidden, async (request, reply) => {
+  scope.post('/workspaces/:workspaceId/apps', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     requireChange(access);
@@ -80,7 +78,7 @@ export function connectedAppRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
     return reply.redirect(`/console/workspaces/${access.workspaceId}/apps?done=connected`, 303);
   });
 
-  scope.get('/workspaces/:workspaceId/apps/:installationId/disconnect', hidden, async (request, reply) => {
+  scope.get('/workspaces/:workspaceId/apps/:installationId/disconnect', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     requireChange(access);
@@ -96,7 +94,7 @@ export function connectedAppRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
     );
   });
 
-  scope.post('/workspaces/:workspaceId/apps/:installationId/disconnect', hidden, async (request, reply) => {
+  scope.post('/workspaces/:workspaceId/apps/:installationId/disconnect', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     requireChange(access);

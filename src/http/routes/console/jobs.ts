@@ -14,14 +14,12 @@ import { pageContext, sendPage } from './context.js';
 import { accessOf, idParam } from './datasets.js';
 import { ERRORS_PER_PAGE, jobPage } from './pages-datasets.js';
 
-const hidden = { schema: { hide: true } };
-
 /** /console/workspaces/:workspaceId/jobs/:jobId[/rejected-rows.csv]. */
 export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
   const signing = () => ({ publicUrl: deps.config.publicUrl, signingSecret: deps.signingSecret });
   const prefix = '/workspaces/:workspaceId/jobs/:jobId';
 
-  scope.get(prefix, hidden, async (request, reply) => {
+  scope.get(prefix, async (request, reply) => {
     const { access } = await accessOf(db, request);
     const jobId = idParam(request.params, 'jobId', 'load');
     const reader = workspaceReader(access.workspaceId);
@@ -55,7 +53,7 @@ export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
     );
   });
 
-  scope.get(`${prefix}/rejected-rows.csv`, hidden, async (request, reply) => {
+  scope.get(`${prefix}/rejected-rows.csv`, async (request, reply) => {
     const { access } = await accessOf(db, request);
     const jobId = idParam(request.params, 'jobId', 'load');
     // Visible to the member (404 otherwise), as the job page is.

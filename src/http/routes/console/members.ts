@@ -20,8 +20,6 @@ import { choiceQuery, idParam } from './params.js';
 import { memberPage, membersPage } from './pages-workspace.js';
 import { workspaceIdOf } from './workspaces.js';
 
-const hidden = { schema: { hide: true } };
-
 const NOTICES = {
   role: 'The role is changed.',
   removed: 'The member is removed from the workspace.',
@@ -43,7 +41,7 @@ async function managerAccess(
 }
 
 export function memberRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
-  scope.get('/workspaces/:workspaceId/members', hidden, async (request, reply) => {
+  scope.get('/workspaces/:workspaceId/members', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     const done = choiceQuery(request.query, 'done', NOTICES);
@@ -60,7 +58,7 @@ export function memberRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleD
     );
   });
 
-  scope.get('/workspaces/:workspaceId/members/:accountId', hidden, async (request, reply) => {
+  scope.get('/workspaces/:workspaceId/members/:accountId', async (request, reply) => {
     const session = requireSession(request);
     const access = await managerAccess(db, session, request.params);
     const accountId = accountIdOf(request.params);
@@ -78,7 +76,7 @@ export function memberRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleD
     );
   });
 
-  scope.post('/workspaces/:workspaceId/members/:accountId/role', hidden, async (request, reply) => {
+  scope.post('/workspaces/:workspaceId/members/:accountId/role', async (request, reply) => {
     const session = requireSession(request);
     const access = await managerAccess(db, session, request.params);
     const accountId = accountIdOf(request.params);
@@ -91,7 +89,7 @@ export function memberRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleD
     return reply.redirect(`/console/workspaces/${access.workspaceId}/members?done=role`, 303);
   });
 
-  scope.post('/workspaces/:workspaceId/members/:accountId/remove', hidden, async (request, reply) => {
+  scope.post('/workspaces/:workspaceId/members/:accountId/remove', async (request, reply) => {
     const session = requireSession(request);
     const access = await managerAccess(db, session, request.params);
     const accountId = accountIdOf(request.params);

@@ -19,7 +19,7 @@ import {
 import type { AppRow } from '../../../storage/db/tables.js';
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
-import { actorOf, hidden, oneOf, param, requiredName, requireOperator } from './operator-common.js';
+import { actorOf, oneOf, param, requiredName, requireOperator } from './operator-common.js';
 import {
   appCreatedPage,
   appPage,
@@ -49,13 +49,13 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
     })),
   });
 
-  scope.get('/operator/apps', hidden, async (request, reply) => {
+  scope.get('/operator/apps', async (request, reply) => {
     requireOperator(request);
     const apps = await Promise.all((await listApps(deps.db)).map(listing));
     return sendPage(reply, 200, appsPage(pageContext(deps, request), apps));
   });
 
-  scope.post('/operator/apps', hidden, async (request, reply) => {
+  scope.post('/operator/apps', async (request, reply) => {
     const session = requireOperator(request);
     const name = requiredName(request.body, 'name', 'an app name');
     const alg = oneOf(request.body, 'alg', KEY_ALGORITHMS, 'a key algorithm');
@@ -85,7 +85,7 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
     );
   });
 
-  scope.get('/operator/apps/:appId', hidden, async (request, reply) => {
+  scope.get('/operator/apps/:appId', async (request, reply) => {
     requireOperator(request);
     const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
     const shown = await listing(app);
@@ -99,7 +99,7 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
     );
   });
 
-  scope.post('/operator/apps/:appId/keys', hidden, async (request, reply) => {
+  scope.post('/operator/apps/:appId/keys', async (request, reply) => {
     const session = requireOperator(request);
     const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
     const alg = oneOf(request.body, 'alg', KEY_ALGORITHMS, 'a key algorithm');
@@ -126,7 +126,7 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
     );
   });
 
-  scope.get('/operator/apps/:appId/keys/:kid/revoke', hidden, async (request, reply) => {
+  scope.get('/operator/apps/:appId/keys/:kid/revoke', async (request, reply) => {
     requireOperator(request);
     const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
     const kid = param(request.params, 'kid', KID);
@@ -139,7 +139,7 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
     );
   });
 
-  scope.post('/operator/apps/:appId/keys/:kid/revoke', hidden, async (request, reply) => {
+  scope.post('/operator/apps/:appId/keys/:kid/revoke', async (request, reply) => {
     const session = requireOperator(request);
     const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
     const kid = param(request.params, 'kid', KID);
@@ -156,7 +156,7 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
   // The private key's download: the result page's form posts back the key it shows, and gets it
   // as a file. The server never keeps a copy, so nothing is left to fetch later; it answers only
   // a well-formed private key, re-encoded by itself (never the posted bytes as they came).
-  scope.post('/operator/private-key', hidden, async (request, reply) => {
+  scope.post('/operator/private-key', async (request, reply) => {
     requireOperator(request);
     let pem: string;
     try {

@@ -9,9 +9,7 @@ import type { ConsoleSession } from '../../../domain/console/sessions.js';
 import { requireSession } from './context.js';
 import { field } from './form.js';
 
-export const hidden = { schema: { hide: true } };
-
-const NOT_FOUND = 'There is no console page at this address.';
+export const NOT_FOUND = 'There is no console page at this address.';
 
 /** The operator's session; 401 without one (a GET goes to sign-in), 404 for anyone else. */
 export function requireOperator(request: FastifyRequest): ConsoleSession {

@@ -8,7 +8,7 @@ import { consoleDb } from '../../../domain/console/db.js';
 import { SqlProxyIdStore, type ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
-import { actorOf, hidden, param, requiredName, requireOperator } from './operator-common.js';
+import { actorOf, param, requiredName, requireOperator } from './operator-common.js';
 import { OPERATOR_BASE, proxyIdCreatedPage, proxyIdsPage, revokeProxyIdPage } from './pages-operator.js';
 
 /** A proxy ID's prefix: the mark and its first 8 random characters (never the whole ID in a URL). */
@@ -25,7 +25,7 @@ export function operatorProxyIdRoutes(scope: FastifyInstance, deps: ApiDeps): vo
     return info;
   };
 
-  scope.get('/operator/proxy-ids', hidden, async (request, reply) => {
+  scope.get('/operator/proxy-ids', async (request, reply) => {
     requireOperator(request);
     const list = await store.list();
     // The notice after a revocation, only when true (the query is anyone's to write).
@@ -40,7 +40,7 @@ export function operatorProxyIdRoutes(scope: FastifyInstance, deps: ApiDeps): vo
     );
   });
 
-  scope.post('/operator/proxy-ids', hidden, async (request, reply) => {
+  scope.post('/operator/proxy-ids', async (request, reply) => {
     const session = requireOperator(request);
     const name = requiredName(request.body, 'name', 'who the proxy ID is for');
     const { id, info } = await deps.db.transaction().execute(async (trx) => {
@@ -53,7 +53,7 @@ export function operatorProxyIdRoutes(scope: FastifyInstance, deps: ApiDeps): vo
     return sendPage(reply, 201, proxyIdCreatedPage(pageContext(deps, request), id, info));
   });
 
-  scope.get('/operator/proxy-ids/:prefix/revoke', hidden, async (request, reply) => {
+  scope.get('/operator/proxy-ids/:prefix/revoke', async (request, reply) => {
     requireOperator(request);
     const info = await byPrefix(request.params);
     if (info.revokedAt !== null)
@@ -62,7 +62,7 @@ export function operatorProxyIdRoutes(scope: FastifyInstance, deps: ApiDeps): vo
     return sendPage(reply, 200, revokeProxyIdPage(pageContext(deps, request), info, refreshSeconds));
   });
 
-  scope.post('/operator/proxy-ids/:prefix/revoke', hidden, async (request, reply) => {
+  scope.post('/operator/proxy-ids/:prefix/revoke', async (request, reply) => {
     const session = requireOperator(request);
     const info = await byPrefix(request.params);
     // Revoking is idempotent; only the revocation that happened is written to the log.

@@ -14,7 +14,7 @@ import {
 } from '../../../domain/identity/workspaces.js';
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
-import { actorOf, hidden, oneOf, param, requiredName, requireOperator } from './operator-common.js';
+import { actorOf, oneOf, param, requiredName, requireOperator } from './operator-common.js';
 import { invitationCreatedPage } from './pages.js';
 import {
   inviteOwnerPage,
@@ -42,7 +42,7 @@ async function ownersByWorkspace(db: ConsoleDb, workspaceId?: number): Promise<M
 
 /** /console/operator/workspaces… */
 export function operatorWorkspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
-  scope.get('/operator/workspaces', hidden, async (request, reply) => {
+  scope.get('/operator/workspaces', async (request, reply) => {
     requireOperator(request);
     const [rows, owners] = await Promise.all([listWorkspaces(deps.db), ownersByWorkspace(db)]);
     const list: WorkspaceListing[] = rows.map((w) => ({
@@ -55,7 +55,7 @@ export function operatorWorkspaceRoutes(scope: FastifyInstance, deps: ApiDeps, d
     return sendPage(reply, 200, workspacesPage(pageContext(deps, request), list));
   });
 
-  scope.post('/operator/workspaces', hidden, async (request, reply) => {
+  scope.post('/operator/workspaces', async (request, reply) => {
     const session = requireOperator(request);
     const name = requiredName(request.body, 'name', 'a workspace name');
     const type = oneOf(request.body, 'type', WORKSPACE_TYPES, 'a type');
@@ -90,13 +90,13 @@ export function operatorWorkspaceRoutes(scope: FastifyInstance, deps: ApiDeps, d
     };
   };
 
-  scope.get('/operator/workspaces/:workspaceId/invite-owner', hidden, async (request, reply) => {
+  scope.get('/operator/workspaces/:workspaceId/invite-owner', async (request, reply) => {
     requireOperator(request);
     const ws = await workspaceOf(request.params);
     return sendPage(reply, 200, inviteOwnerPage(pageContext(deps, request), ws, { error: null, email: '' }));
   });
 
-  scope.post('/operator/workspaces/:workspaceId/owner-invitations', hidden, async (request, reply) => {
+  scope.post('/operator/workspaces/:workspaceId/owner-invitations', async (request, reply) => {
     const session = requireOperator(request);
     const ws = await workspaceOf(request.params);
     const email = field(request.body, 'email');

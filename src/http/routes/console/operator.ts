@@ -7,7 +7,7 @@ import { countJobsFailedSince, countJobsInState } from '../../../domain/jobs/cou
 import { packageVersion } from '../../../lib/version.js';
 import type { Engine } from '../../../storage/db/database.js';
 import { pageContext, sendPage } from './context.js';
-import { hidden, requireOperator } from './operator-common.js';
+import { requireOperator } from './operator-common.js';
 import { operatorAppRoutes } from './operator-apps.js';
 import { operatorProxyIdRoutes } from './operator-proxy-ids.js';
 import { operatorWorkspaceRoutes } from './operator-workspaces.js';
@@ -31,7 +31,7 @@ export function formatUptime(seconds: number): string {
 
 /** Registers every operator page on the console scope. */
 export function operatorRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
-  scope.get('/operator', hidden, async (request, reply) => {
+  scope.get('/operator', async (request, reply) => {
     requireOperator(request);
     const now = Date.now();
     const [queued, running, failedLastDay] = await Promise.all([

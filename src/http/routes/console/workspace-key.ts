@@ -10,10 +10,8 @@ import { pageContext, requireSession, sendPage } from './context.js';
 import { workspaceKeyPage, workspaceKeyRotatedPage } from './pages-workspace.js';
 import { workspaceIdOf } from './workspaces.js';
 
-const hidden = { schema: { hide: true } };
-
 export function workspaceKeyRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
-  scope.get('/workspaces/:workspaceId/key', hidden, async (request, reply) => {
+  scope.get('/workspaces/:workspaceId/key', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     const apps = await connectedApps(db, access.workspaceId);
@@ -29,7 +27,7 @@ export function workspaceKeyRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
     );
   });
 
-  scope.post('/workspaces/:workspaceId/key', hidden, async (request, reply) => {
+  scope.post('/workspaces/:workspaceId/key', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     requireChange(access);

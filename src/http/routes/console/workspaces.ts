@@ -12,8 +12,6 @@ import { pageContext, requireSession, sendPage } from './context.js';
 import { field } from './form.js';
 import { homePage, invitationCreatedPage, workspacePage } from './pages.js';
 
-const hidden = { schema: { hide: true } };
-
 /** The `:workspaceId` of a console path, or 404. */
 export function workspaceIdOf(params: unknown): number {
   const raw = (params as { workspaceId?: string }).workspaceId ?? '';
@@ -24,7 +22,7 @@ export function workspaceIdOf(params: unknown): number {
 
 /** /console/home, /console/workspaces/:workspaceId and its invitations. */
 export function workspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
-  scope.get('/home', hidden, async (request, reply) => {
+  scope.get('/home', async (request, reply) => {
     const { account } = requireSession(request);
     const memberships = await membershipsOf(db, account.id);
     const operatorWorkspaces =
@@ -39,7 +37,7 @@ export function workspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: Conso
     return sendPage(reply, 200, homePage(pageContext(deps, request), { memberships, operatorWorkspaces }));
   });
 
-  scope.get('/workspaces/:workspaceId', hidden, async (request, reply) => {
+  scope.get('/workspaces/:workspaceId', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     const [members, audit] = await Promise.all([
@@ -62,7 +60,7 @@ export function workspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: Conso
     );
   });
 
-  scope.post('/workspaces/:workspaceId/invitations', hidden, async (request, reply) => {
+  scope.post('/workspaces/:workspaceId/invitations', async (request, reply) => {
     const { account } = requireSession(request);
     const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
     requireChange(access);
