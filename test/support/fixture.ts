@@ -22,6 +22,32 @@ export interface ApiResponse<T> {
   text: string;
 }
 
+/** Calls `baseUrl`/api/v1 over real HTTP with a bearer token; `json` is null when the body is not JSON. */
+export async function callApi<T = Json>(
+  baseUrl: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<ApiResponse<T>> {
+  const res = await fetch(`${baseUrl}/api/v1${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = null;
+  }
+  return { status: res.status, json: json as T, text };
+}
+
 /** The parts of a job that tests look at. */
 export interface JobBody {
   datasetJobId: string;
@@ -139,24 +165,8 @@ export async function startFixture(
       baseUrl,
       processEnv: { DATABASE_URL: isolated.processUrl, DATA_DIR: isolated.dataDir },
       token: '',
-      async api<T = Json>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
-        const res = await fetch(`${baseUrl}/api/v1${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${fixture.token}`,
-            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        });
-        const text = await res.text();
-        let json: unknown = null;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = null;
-        }
-        return { status: res.status, json: json as T, text };
-      },
+      api: <T = Json>(method: string, path: string, body?: unknown) =>
+        callApi<T>(baseUrl, fixture.token, method, path, body),
       async defineDataset(properties, primaryKey) {
         const res = await fixture.api<{ datasetId: string }>('POST', '/datasets', {
           name: `ds ${datasetCounter++}`,

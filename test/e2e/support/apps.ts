@@ -3,6 +3,7 @@
 // action in the console did to an app (a disconnected app gets 404, a rotated key stops tokens);
 // the app connects (as the operator does it from the CLI), defines datasets and loads files.
 import { accessToken, onboardApp, type TestPartner } from '../../support/onboarding.js';
+import { callApi as fixtureCallApi, type ApiResponse } from '../../support/fixture.js';
 import type { ConsoleE2E } from './harness.js';
 
 export type { TestPartner };
@@ -23,30 +24,15 @@ export function tokenFor(
   return accessToken(c.fixture, app, installationId, workspaceKey, permissions);
 }
 
-/** Calls /api/v1 over real HTTP with a bearer token; returns the status and the parsed body. */
-export async function callApi(
+/** Calls /api/v1 over real HTTP with a bearer token (the fixture's own helper, at the console's address). */
+export function callApi(
   c: ConsoleE2E,
   token: string,
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(c.url(`/api/v1${path}`), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: res.status, json };
+): Promise<ApiResponse<unknown>> {
+  return fixtureCallApi(c.url(''), token, method, path, body);
 }
 
 /** The app connects to a workspace as the operator does it (`dx installations create`). */
@@ -75,7 +61,7 @@ export async function defineDataset(
     name,
     schema: { properties, ...(primaryKey !== undefined ? { primaryKey } : {}) },
   });
-  if (res.status !== 201) throw new Error(`define dataset: ${res.status} ${JSON.stringify(res.json)}`);
+  if (res.status !== 201) throw new Error(`define dataset: ${res.status} ${res.text}`);
   return (res.json as { datasetId: string }).datasetId;
 }
 
@@ -96,7 +82,7 @@ export async function loadCsv(
       contentType: 'csv',
     },
   );
-  if (upload.status !== 202) throw new Error(`uploadUrl: ${upload.status} ${JSON.stringify(upload.json)}`);
+  if (upload.status !== 202) throw new Error(`uploadUrl: ${upload.status} ${upload.text}`);
   const { url, jobId } = upload.json as { url: string; jobId: string };
   const put = await fetch(url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body: csv });
   if (put.status !== 200) throw new Error(`PUT: ${put.status} ${await put.text()}`);
