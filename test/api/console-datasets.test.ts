@@ -7,16 +7,16 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf } from '../support/console-browser.js';
+import { ConsoleBrowser, csrfOf, signedInMember, TEST_PASSWORD } from '../support/console-browser.js';
 import { accessToken, onboardApp, ownToken } from '../support/onboarding.js';
 import { putFile } from '../support/loading.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
 import { consoleDb } from '../../src/domain/console/db.js';
 import { auditRows, CLI_ACTOR } from '../../src/domain/console/audit.js';
-import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/console/people.js';
+import { invitationLink, inviteOperator } from '../../src/domain/console/people.js';
 import type { ConsoleRole } from '../../src/domain/console/roles.js';
 
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = TEST_PASSWORD;
 const LONG = 'y'.repeat(300);
 // Line 3 is bad (id is not an integer); maxBadRecords=1 leaves it out and loads the other three.
 const CSV = ['id,name,note', '1,Ada,short', 'x,Bad,row', `2,Bo,${LONG}`, '3,Cy,', ''].join('\n');
@@ -95,14 +95,7 @@ await forEachDatabase('console datasets and loads', (target) => {
   /** A member who accepted an invitation and is signed in. */
   async function member(workspaceId: number, role: ConsoleRole) {
     const address = email(role);
-    const inv = await inviteMember(db(), CLI_ACTOR, { workspaceId, email: address, role });
-    const b = new ConsoleBrowser(() => t.app);
-    assert.equal(
-      (await b.accept(invitationLink(t.config.publicUrl, inv.token), role, PASSWORD)).statusCode,
-      303,
-    );
-    assert.equal((await b.signIn(address, PASSWORD)).statusCode, 303);
-    return { b, address };
+    return { b: await signedInMember(t, workspaceId, role, address, role), address };
   }
 
   const escaped = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

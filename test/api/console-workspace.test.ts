@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf } from '../support/console-browser.js';
+import { ConsoleBrowser, csrfOf, signedInMember, TEST_PASSWORD } from '../support/console-browser.js';
 import { accessToken, onboardApp, type TestPartner } from '../support/onboarding.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
@@ -16,7 +16,7 @@ import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/c
 import type { ConsoleRole } from '../../src/domain/console/roles.js';
 import { AUDIT_PAGE_SIZE } from '../../src/http/routes/console/audit-log.js';
 
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = TEST_PASSWORD;
 let counter = 0;
 
 await forEachDatabase('web console: workspace settings', (target) => {
@@ -39,13 +39,7 @@ await forEachDatabase('web console: workspace settings', (target) => {
   /** A member who accepted an invitation and is signed in. */
   async function member(workspaceId: number, role: ConsoleRole = 'owner') {
     const address = email(role);
-    const inv = await inviteMember(db(), CLI_ACTOR, { workspaceId, email: address, role });
-    const b = browser();
-    assert.equal(
-      (await b.accept(invitationLink(t.config.publicUrl, inv.token), `A ${role}`, PASSWORD)).statusCode,
-      303,
-    );
-    assert.equal((await b.signIn(address, PASSWORD)).statusCode, 303);
+    const b = await signedInMember(t, workspaceId, role, address);
     const accountId = (
       await db()
         .selectFrom('console_accounts')

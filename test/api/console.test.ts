@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf } from '../support/console-browser.js';
+import { ConsoleBrowser, csrfOf, signedInMember, TEST_PASSWORD } from '../support/console-browser.js';
 import { Registry } from 'prom-client';
 import { buildApp } from '../../src/http/app.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
@@ -15,7 +15,7 @@ import { SIGN_IN_MAX_FAILURES } from '../../src/domain/console/sign-in.js';
 import { hashSecret } from '../../src/lib/secrets.js';
 import type { ConsoleRole } from '../../src/domain/console/roles.js';
 
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = TEST_PASSWORD;
 let counter = 0;
 
 await forEachDatabase('web console', (target) => {
@@ -41,13 +41,7 @@ await forEachDatabase('web console', (target) => {
   /** A member who accepted an invitation and is signed in. */
   async function member(workspaceId: number, role: ConsoleRole = 'owner') {
     const address = email(role);
-    const b = browser();
-    assert.equal(
-      (await b.accept(await invite(workspaceId, address, role), `A ${role}`, PASSWORD)).statusCode,
-      303,
-    );
-    assert.equal((await b.signIn(address, PASSWORD)).statusCode, 303);
-    return { b, address };
+    return { b: await signedInMember(t, workspaceId, role, address), address };
   }
 
   test('invite → accept → sign in → the workspace home shows the Workspace ID and the role', async () => {

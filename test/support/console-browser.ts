@@ -1,6 +1,12 @@
 // A minimal browser for the console's HTTP tests: a cookie jar, form posts with the page's CSRF
 // token, and redirects left to the test to follow. It speaks to the app in-process (inject).
+import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { CLI_ACTOR } from '../../src/domain/console/audit.js';
+import { consoleDb } from '../../src/domain/console/db.js';
+import { invitationLink, inviteMember } from '../../src/domain/console/people.js';
+import type { ConsoleRole } from '../../src/domain/console/roles.js';
+import type { Fixture } from './fixture.js';
 
 /** The value of the page's CSRF field, or throws when the page has none. */
 export function csrfOf(page: string): string {
@@ -86,4 +92,23 @@ export class ConsoleBrowser {
   async signIn(email: string, password: string): Promise<LightMyRequestResponse> {
     return this.submit('/console/sign-in', '/console/sign-in', { email, password });
   }
+}
+
+/** The password every console test account is given. */
+export const TEST_PASSWORD = 'correct horse battery staple';
+
+/** Someone invited to a workspace from the CLI who accepted the link and signed in. */
+export async function signedInMember(
+  t: Pick<Fixture, 'app' | 'config' | 'database'>,
+  workspaceId: number,
+  role: ConsoleRole,
+  address: string,
+  displayName = `A ${role}`,
+): Promise<ConsoleBrowser> {
+  const inv = await inviteMember(consoleDb(t.database.db), CLI_ACTOR, { workspaceId, email: address, role });
+  const b = new ConsoleBrowser(() => t.app);
+  const accepted = await b.accept(invitationLink(t.config.publicUrl, inv.token), displayName, TEST_PASSWORD);
+  assert.equal(accepted.statusCode, 303, accepted.body);
+  assert.equal((await b.signIn(address, TEST_PASSWORD)).statusCode, 303);
+  return b;
 }
