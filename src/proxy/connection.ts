@@ -17,6 +17,7 @@ import {
   METHODS,
   releaseParser,
   REQUEST,
+  setMessageCompleteCallback,
   type HttpParser,
   type ParseError,
 } from './llhttp.js';
@@ -53,6 +54,8 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   private parsing: E | null = null;
   private headerParts: string[] | null = null;
   private urlPart = '';
+  /** Whether the parser calls onMessageComplete (cleared while requests come without bodies). */
+  private completeCallbackSet = true;
   private pausedBy = 0;
   /** No more requests are read (closing, or the input can no longer be parsed). */
   private stopped = false;
@@ -256,6 +259,14 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
     const ex = this.host.createExchange(this, method, target, scan, http10, keepAlive);
     this.parsing = ex;
     this.bodyStartedAt = this.lastActive;
+    // A request without a body ends with its head: llhttp completes it right after this callback,
+    // so it is ended here and the binding spared a call into JavaScript for it (a GET's usual case).
+    // The callback's slot is written only when that changes.
+    const endsWithHead = !scan.hasBody && !upgrade;
+    if (endsWithHead === this.completeCallbackSet) {
+      this.completeCallbackSet = !endsWithHead;
+      setMessageCompleteCallback(this.parser, endsWithHead ? null : this.onMessageComplete);
+    }
     // After a request announcing an upgrade the parser reads no further (we never switch
     // protocols): that request is served, then the connection closes.
     if (upgrade) this.stopped = true;
@@ -265,6 +276,7 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
       this.queue.push(ex);
       this.pauseReading(PAUSED_FOR_PIPELINE);
     }
+    if (endsWithHead) this.onMessageComplete();
     return 0;
   };
 

@@ -11,6 +11,7 @@ import {
   REQUEST,
   RESPONSE,
   setBodyCallback,
+  setMessageCompleteCallback,
   STRICT,
 } from './llhttp.js';
 
@@ -139,6 +140,32 @@ void describe("Node's HTTPParser binding (_http_common)", () => {
     parser.execute(Buffer.from('HTTP/1.1 200 OK\r\n\r\nuntil the end'));
     assert.equal(complete, 0);
     assert.equal(parser.finish(), undefined);
+    assert.equal(complete, 1);
+    parser.close();
+  });
+
+  void it('without a message-complete callback reads on to the next request, and takes one back', () => {
+    // The client side clears the callback while requests come without bodies (they end with their
+    // head) and sets it again for a request with one.
+    const heads: string[] = [];
+    let complete = 0;
+    const parser = createParser(REQUEST, {
+      onHeadersComplete: (_a: number, _b: number, _h: string[], _m: number, url: string) => {
+        heads.push(url);
+        return 0;
+      },
+      onBody: () => undefined,
+      onMessageComplete: () => void complete++,
+    });
+    setMessageCompleteCallback(parser, null);
+    const two = 'GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n';
+    assert.equal(parser.execute(Buffer.from(two)), two.length);
+    assert.deepEqual(heads, ['/a', '/b']);
+    assert.equal(complete, 0);
+    setMessageCompleteCallback(parser, () => void complete++);
+    const post = 'POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi';
+    assert.equal(parser.execute(Buffer.from(post)), post.length);
+    assert.deepEqual(heads, ['/a', '/b', '/c']);
     assert.equal(complete, 1);
     parser.close();
   });

@@ -109,5 +109,13 @@ export function setBodyCallback(parser: HttpParser, onBody: ((chunk: Buffer) => 
   parser[ON_BODY] = onBody ?? undefined;
 }
 
+/**
+ * Sets or clears (null) the parser's message-complete callback. Without one the binding does not
+ * call into JavaScript when a message ends (a caller that knows the end from the head handles it).
+ */
+export function setMessageCompleteCallback(parser: HttpParser, onComplete: (() => void) | null): void {
+  parser[ON_MESSAGE_COMPLETE] = onComplete ?? undefined;
+}
+
 /** Whether a value returned by `execute` or `finish` is a parse error. */
 export const isParseError = (r: unknown): r is ParseError => r instanceof Error;

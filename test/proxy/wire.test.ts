@@ -172,24 +172,35 @@ void describe('proxy on the wire', () => {
   });
 
   void it('answers pipelined requests in order on one connection', async () => {
-    const c = await RawClient.open(s.proxy.url, [false, true, false, false]);
+    const c = await RawClient.open(s.proxy.url, [false, true, false, false, false, false, false]);
     const body = '{"n":3}';
+    const json = 'Content-Type: application/json\r\n';
+    // Requests with and without bodies alternate: a request without one ends with its head, a
+    // request with one (by length or chunked) only when its body has been read.
     c.send(
       head('GET', '/v4/echoes?n=1') +
         head('HEAD', '/v4/people/1001') +
-        head('POST', '/v4/echoes', `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`) +
+        head('POST', '/v4/echoes', `${json}Content-Length: ${body.length}\r\n`) +
         body +
-        head('GET', '/v4/people/404404'),
+        head('GET', '/v4/people/404404') +
+        head('POST', '/v4/echoes', `${json}Transfer-Encoding: chunked\r\n`) +
+        '3\r\n{"n\r\n4\r\n":5}\r\n0\r\n\r\n' +
+        head('POST', '/v4/echoes', `${json}Content-Length: 0\r\n`) +
+        head('GET', '/v4/echoes?n=7'),
     );
-    const r = await c.waitFor(4);
+    const r = await c.waitFor(7);
     c.close();
     assert.deepEqual(
       r.map((x) => x.status),
-      [200, 200, 200, 404],
+      [200, 200, 200, 404, 200, 400, 200],
     );
     assert.deepEqual((JSON.parse(r[0]!.body.toString()) as { query: unknown }).query, { n: '1' });
     assert.equal(r[1]!.body.length, 0);
     assert.equal(r[2]!.body.toString(), body);
+    assert.equal(r[4]!.body.toString(), '{"n":5}');
+    // The upstream saw an empty body, which it refuses as JSON.
+    assert.match(r[5]!.body.toString(), /not valid JSON/);
+    assert.deepEqual((JSON.parse(r[6]!.body.toString()) as { query: unknown }).query, { n: '7' });
   });
 
   void it('answers a malformed request with 400 and closes the connection', async () => {
