@@ -82,8 +82,6 @@ const MAX_SPARE_BUFFERS = 8;
  * ever filling its socket buffer would otherwise make it take a new buffer for every read).
  */
 const MAX_LENT = 2;
-/** Bodies by length up to this size are delivered by llhttp's callback (see onHeadersComplete). */
-const SMALL_BODY = 16 * 1024;
 
 function takeBuffer(): Buffer {
   return spareBuffers.pop() ?? Buffer.allocUnsafeSlow(READ_SIZE);
@@ -487,9 +485,9 @@ export class UpstreamConnection {
     if (status !== 204 && status !== 304) {
       const framing = locatableFraming(raw, this.lengthOut);
       const length = this.lengthOut[0] as number;
-      // A small body by length goes out copied into one write with its head anyway: llhttp's
-      // callback copies it as cheaply, and there is then nothing to locate.
-      if (framing === 0 || (framing === BY_LENGTH && length > 0 && length <= SMALL_BODY)) {
+      // Located whatever its size: llhttp's body callback would copy even a small body into a
+      // Buffer of its own (an allocation and a call into JavaScript per answer).
+      if (framing === 0) {
         this.copyingBody = true;
         if (!this.bodyCallbackSet) setBodyCallback(this.parser, this.onBody);
         this.bodyCallbackSet = true;
