@@ -102,7 +102,10 @@ export class UpstreamConnection {
   dead = false;
   /** When it started connecting (ms since epoch), for the connect timeout. */
   readonly startedAt = Date.now();
-  /** Last sign of progress (ms since epoch), for the response timeout. */
+  /**
+   * Last sign of progress (ms since epoch), for the response timeout: read only once the request
+   * was sent (`sent()` sets it), so writing the request does not read the clock.
+   */
   lastActive = this.startedAt;
   /** When an idle connection must no longer be used. */
   expiresAt = 0;
@@ -184,13 +187,11 @@ export class UpstreamConnection {
     this.locating = false;
     this.copyingBody = false;
     this.messageDone = false;
-    this.lastActive = Date.now();
     this.socket.ref();
     user.onUpstream(this);
   }
 
   write(data: string | Buffer): boolean {
-    this.lastActive = Date.now();
     return typeof data === 'string' ? this.socket.write(data, 'latin1') : this.socket.write(data);
   }
 
