@@ -81,6 +81,22 @@ class RawClient {
 
 /** An upstream speaking raw bytes: `answer` gets each request's head and the socket. */
 /** Runs `fn` against a proxy in front of a raw upstream answering with `answer`; stops both after. */
+/** Writes `wire` one byte per packet, each on a later turn of the event loop. */
+function writeBytewise(socket: Socket, wire: string): void {
+  socket.setNoDelay(true);
+  let i = 0;
+  const next = () => {
+    if (i >= wire.length) return;
+    socket.write(wire[i++] as string, 'latin1');
+    setImmediate(next);
+  };
+  next();
+}
+
+/** A GET the proxy's checks pass, for a stack in front of a raw upstream. */
+const checkedGet = (s: Stack) =>
+  `GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`;
+
 async function withRawUpstream(
   answer: (head: string, socket: Socket) => void,
   fn: (s: Stack, up: { connections: () => number }) => Promise<void>,
@@ -319,18 +335,11 @@ void describe('proxy on the wire: upstream framing', () => {
     const wire = `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nX-Up: 1\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
     await withRawUpstream(
       (_head, socket) => {
-        socket.setNoDelay(true);
-        let i = 0;
-        const next = () => {
-          if (i >= wire.length) return;
-          socket.write(wire[i++] as string, 'latin1');
-          setImmediate(next);
-        };
-        next();
+        writeBytewise(socket, wire);
       },
       async (s) => {
         const c = await RawClient.open(s.proxy.url);
-        c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        c.send(checkedGet(s));
         const [r] = await c.waitFor(1, 10000);
         assert.equal(r!.status, 200);
         assert.equal(r!.headers['transfer-encoding'], 'chunked');
@@ -348,22 +357,13 @@ void describe('proxy on the wire: upstream framing', () => {
     let n = 0;
     await withRawUpstream(
       (_head, socket) => {
-        socket.setNoDelay(true);
         const body = bodies[n++ % bodies.length] as string;
-        const wire = `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-        let i = 0;
-        const next = () => {
-          if (i >= wire.length) return;
-          socket.write(wire[i++] as string, 'latin1');
-          setImmediate(next);
-        };
-        next();
+        writeBytewise(socket, `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
       },
       async (s, up) => {
         const c = await RawClient.open(s.proxy.url);
-        const get = `GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`;
         for (let i = 0; i < 2 * bodies.length; i++) {
-          c.send(get);
+          c.send(checkedGet(s));
           const r = (await c.waitFor(i + 1, 10000))[i];
           assert.equal(r!.status, 200);
           assert.equal(r!.body.toString(), bodies[i % bodies.length]);
@@ -382,7 +382,7 @@ void describe('proxy on the wire: upstream framing', () => {
       async (s, up) => {
         const c = await RawClient.open(s.proxy.url);
         for (let i = 0; i < 3; i++) {
-          c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+          c.send(checkedGet(s));
           await c.waitFor(i + 1);
         }
         assert.deepEqual(
@@ -407,7 +407,7 @@ void describe('proxy on the wire: upstream framing', () => {
       },
       async (s) => {
         const c = await RawClient.open(s.proxy.url);
-        c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        c.send(checkedGet(s));
         const [r] = await c.waitFor(1);
         assert.equal(r!.headers['transfer-encoding'], 'chunked');
         assert.equal(r!.body.toString(), 'part one, part two');
@@ -424,7 +424,7 @@ void describe('proxy on the wire: upstream framing', () => {
       },
       async (s) => {
         const c = await RawClient.open(s.proxy.url);
-        c.send(`GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        c.send(checkedGet(s));
         await eventually(() => c.closed, 3000);
         assert.equal(c.responses.length, 0, 'no complete response');
         await eventually(() => s.logLines.some((l) => l.msg === 'proxy request'));
