@@ -1,6 +1,33 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { jsonString, ms, msText } from './access-log.js';
+
+// Run in a child so the log writes to a real stdout through the destination createLogger makes
+// (the batched path): 600 entries, more than two batches, then the flush of the remainder. Each
+// entry is also given to a pino logger writing to memory, whose lines are the expected ones.
+const BATCHED = `
+import { Writable } from 'node:stream';
+import { pino } from ${JSON.stringify(import.meta.resolve('pino'))};
+import { createLogger, roleLogger } from ${JSON.stringify(new URL('../lib/logger.js', import.meta.url).href)};
+import { AccessLog } from ${JSON.stringify(new URL('./access-log.js', import.meta.url).href)};
+let expected = '';
+const memory = new Writable({ write(chunk, _enc, done) { expected += chunk; done(); } });
+const reference = roleLogger(pino({ level: 'info' }, memory), 'proxy');
+const log = new AccessLog(roleLogger(createLogger('info'), 'proxy'));
+for (let i = 0; i < 600; i++) {
+  const e = { reqId: 'r-' + i, proxyId: i % 7 === 0 ? 'none' : 'pv_abcdefgh', method: i % 2 ? 'POST' : 'GET',
+    path: i % 5 === 0 ? '/v4/caf\u00e9s?q&"x"' : '/v4/echoes?state', status: 200 + (i % 3) * 100,
+    bytesIn: i * 3, bytesOut: i * 11, upstreamMs: i % 4 === 0 ? null : ms(i / 7), totalMs: ms(i / 3) };
+  if (i % 9 === 0) e.error = 'client closed';
+  log.write(e);
+  reference.info(e, 'proxy request');
+}
+await log.flush();
+process.stderr.write(expected);
+function ms(v) { return Math.round(v * 1000) / 1000; }
+`;
 
 void describe('jsonString', () => {
   void it('writes every string exactly as JSON.stringify does', () => {
@@ -45,5 +72,21 @@ void describe('msText', () => {
     for (let us = 0; us < 200_000; us += 7) values.push(ms(us / 1000));
     for (let k = 0; k < 10_000; k++) values.push(ms(Math.random() * 2_000_000));
     for (const v of values) assert.equal(msText(v), String(v), String(v));
+  });
+});
+
+void describe('AccessLog', () => {
+  void it('writes batched lines in order, each the line pino writes for the same entry', async () => {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--input-type=module', '-e', BATCHED],
+      { maxBuffer: 16 * 2 ** 20 },
+    );
+    const withoutTime = (line: string) => line.replace(/"time":\d+,/, '');
+    const got = stdout.trimEnd().split('\n');
+    const want = stderr.trimEnd().split('\n');
+    assert.equal(got.length, 600);
+    assert.deepEqual(got.map(withoutTime), want.map(withoutTime));
+    for (const line of got) assert.match(line, /^\{"level":30,"time":\d{13},"pid":\d+,"hostname":/);
   });
 });

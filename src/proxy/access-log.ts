@@ -22,8 +22,8 @@ export interface AccessLogEntry {
   error?: string;
 }
 
-/** A batchable destination gets lines in batches this large, or at least this often. */
-const BATCH_CHARS = 64 * 1024;
+/** A batchable destination gets lines in batches of this many, or at least this often. */
+const BATCH_LINES = 256;
 const BATCH_MS = 100;
 
 type Internals = Record<symbol, unknown>;
@@ -31,9 +31,11 @@ type Internals = Record<symbol, unknown>;
 /**
  * Writes access-log lines. They are formatted here, exactly as pino would format them (level,
  * time, the logger's bindings, the fields, msg), and handed to the logger's destination in batches
- * (64 KB or 100 ms) when `createLogger` made it: pino's generic serialiser and a file write every
- * few lines cost more than much of a proxied request's own work. Destinations that need pino's
- * per-line metadata get pino's path.
+ * (256 lines or 100 ms) when `createLogger` made it: pino's generic serialiser and a file write every
+ * few lines cost more than much of a proxied request's own work. A batch's lines are formatted
+ * together when it is written, not each amid its request: the same instructions, run in one loop
+ * while their code and data stay in cache, cost less CPU per request (docs/proxy.md, 15).
+ * Destinations that need pino's per-line metadata get pino's path.
  */
 export class AccessLog {
   private readonly enabled: boolean;
@@ -41,7 +43,9 @@ export class AccessLog {
   private readonly batch: boolean;
   private readonly head: string;
   private readonly bindings: string;
-  private pending = '';
+  /** Entries not yet written, and the `Date.now()` each was logged at. */
+  private entries: AccessLogEntry[] = [];
+  private times: number[] = [];
   /** `Date.now()` of the last line and its digits: consecutive lines mostly share a millisecond. */
   private lastTime = 0;
   private lastTimeText = '0';
@@ -66,22 +70,13 @@ export class AccessLog {
       this.logger.info(e, 'proxy request');
       return;
     }
-    const now = Date.now();
-    if (now !== this.lastTime) {
-      this.lastTime = now;
-      this.lastTimeText = String(now);
-    }
-    const line =
-      `${this.head}${this.lastTimeText}${this.bindings},"reqId":${jsonString(e.reqId)},"proxyId":${jsonString(e.proxyId)},` +
-      `"method":${jsonString(e.method)},"path":${jsonString(e.path)},"status":${e.status},` +
-      `"bytesIn":${e.bytesIn},"bytesOut":${e.bytesOut},"upstreamMs":${e.upstreamMs === null ? null : msText(e.upstreamMs)},"totalMs":${msText(e.totalMs)},` +
-      `${e.error === undefined ? '' : `"error":${jsonString(e.error)},`}"msg":"proxy request"}\n`;
     if (!this.batch) {
-      this.stream.write(line);
+      this.stream.write(this.line(e, Date.now()));
       return;
     }
-    this.pending += line;
-    if (this.pending.length >= BATCH_CHARS) this.drain();
+    this.entries.push(e);
+    this.times.push(Date.now());
+    if (this.entries.length >= BATCH_LINES) this.drain();
     else if (this.timer === null) {
       this.timer = setTimeout(this.drain, BATCH_MS);
       // Pending lines alone must not keep the process up; close() flushes them.
@@ -98,13 +93,31 @@ export class AccessLog {
   private readonly drain = (): void => {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    if (this.pending === '' || this.stream === null) return;
+    const { entries, times } = this;
+    if (entries.length === 0 || this.stream === null) return;
+    this.entries = [];
+    this.times = [];
     // A rope of the lines, flattened once by the stream's first pass over it (an array joined
     // instead cost more: measured with callgrind).
-    const batch = this.pending;
-    this.pending = '';
-    this.stream.write(batch);
+    let text = '';
+    for (let i = 0; i < entries.length; i++)
+      text += this.line(entries[i] as AccessLogEntry, times[i] as number);
+    this.stream.write(text);
   };
+
+  /** One entry's line, as pino would write it at `time`. */
+  private line(e: AccessLogEntry, time: number): string {
+    if (time !== this.lastTime) {
+      this.lastTime = time;
+      this.lastTimeText = String(time);
+    }
+    return (
+      `${this.head}${this.lastTimeText}${this.bindings},"reqId":${jsonString(e.reqId)},"proxyId":${jsonString(e.proxyId)},` +
+      `"method":${jsonString(e.method)},"path":${jsonString(e.path)},"status":${e.status},` +
+      `"bytesIn":${e.bytesIn},"bytesOut":${e.bytesOut},"upstreamMs":${e.upstreamMs === null ? null : msText(e.upstreamMs)},"totalMs":${msText(e.totalMs)},` +
+      `${e.error === undefined ? '' : `"error":${jsonString(e.error)},`}"msg":"proxy request"}\n`
+    );
+  }
 }
 
 /**
