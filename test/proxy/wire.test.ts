@@ -79,8 +79,6 @@ class RawClient {
   }
 }
 
-/** An upstream speaking raw bytes: `answer` gets each request's head and the socket. */
-/** Runs `fn` against a proxy in front of a raw upstream answering with `answer`; stops both after. */
 /** Writes `wire` one byte per packet, each on a later turn of the event loop. */
 function writeBytewise(socket: Socket, wire: string): void {
   socket.setNoDelay(true);
@@ -93,10 +91,14 @@ function writeBytewise(socket: Socket, wire: string): void {
   next();
 }
 
-/** A GET the proxy's checks pass, for a stack in front of a raw upstream. */
-const checkedGet = (s: Stack) =>
-  `GET /x HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`;
+/** A GET of `path` the proxy's checks pass, for a stack in front of a raw upstream. */
+const checkedGet = (s: Stack, path = '/x') =>
+  `GET ${path} HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`;
 
+/**
+ * Runs `fn` against a proxy in front of a raw upstream, whose `answer` gets each request's head and
+ * the socket; stops both after.
+ */
 async function withRawUpstream(
   answer: (head: string, socket: Socket) => void,
   fn: (s: Stack, up: { connections: () => number }) => Promise<void>,
@@ -520,7 +522,7 @@ void describe('proxy on the wire: upstream framing', () => {
               setTimeout(() => c.socket.resume(), pauseMs);
             }
           });
-          c.send(`GET ${path} HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+          c.send(checkedGet(s, path));
           const [res] = await c.waitFor(1, 30_000);
           c.close();
           return res;
@@ -555,7 +557,7 @@ void describe('proxy on the wire: upstream framing', () => {
       async (s) => {
         const c = await RawClient.open(s.proxy.url);
         c.socket.pause();
-        c.send(`GET /big HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`);
+        c.send(checkedGet(s, '/big'));
         await new Promise((r) => setTimeout(r, 700));
         assert.ok(
           written < 64 * 1024 * 1024,
