@@ -4,6 +4,7 @@
 // node:http does.
 import type { Socket } from 'node:net';
 import { adoptClientSocket } from './client-socket.js';
+import { holdTime, releaseTime, timeMs } from './clock.js';
 import {
   ConnectionMemo,
   PAUSED_FOR_PIPELINE,
@@ -59,10 +60,10 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   private pausedBy = 0;
   /** No more requests are read (closing, or the input can no longer be parsed). */
   private stopped = false;
-  /** When the connection was ended by us (lingering for the client to close), else 0. */
+  /** When the connection was ended by us (lingering for the client to close), else 0 (times: timeMs()). */
   endedAt = 0;
   /** Last time bytes arrived or a response was finished. */
-  lastActive = Date.now();
+  lastActive = timeMs();
   /** When the first bytes of a request head not yet complete arrived, else 0. */
   headStartedAt = 0;
   /** When the head of a request whose body is still being read arrived, else 0. */
@@ -141,7 +142,7 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   end(): void {
     this.stopped = true;
     if (this.endedAt !== 0 || this.socket.destroyed) return;
-    this.endedAt = Date.now();
+    this.endedAt = timeMs();
     // Keep reading (and discarding) so unread input does not turn our close into a reset that
     // could destroy the response before the client reads it; the host destroys lingerers.
     this.pausedBy = 0;
@@ -153,7 +154,7 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   exchangeDone(ex: ConnectionExchange): void {
     if (ex !== this.current) return;
     this.current = null;
-    this.lastActive = Date.now();
+    this.lastActive = timeMs();
     if (ex.closeAfter || this.host.closing || this.stopped) {
       this.end();
       return;
@@ -188,11 +189,16 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   }
 
   private readonly onData = (data: Buffer): void => {
-    this.lastActive = Date.now();
-    if (this.stopped) return;
-    if (this.parsing === null && this.headStartedAt === 0) this.headStartedAt = this.lastActive;
-    const r = this.parser.execute(data);
-    if (isParseError(r)) this.parseError(r);
+    holdTime();
+    try {
+      this.lastActive = timeMs();
+      if (this.stopped) return;
+      if (this.parsing === null && this.headStartedAt === 0) this.headStartedAt = this.lastActive;
+      const r = this.parser.execute(data);
+      if (isParseError(r)) this.parseError(r);
+    } finally {
+      releaseTime();
+    }
   };
 
   private parseError(err: ParseError): void {

@@ -12,6 +12,7 @@ import {
   type ConnectionExchange,
   type ConnectionMemo,
 } from './client-side.js';
+import { timeMs } from './clock.js';
 import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
@@ -70,7 +71,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   /** Logged and reported; nothing more happens. */
   done = false;
   readonly headRequest: boolean;
-  private readonly startedAt = performance.now();
+  private readonly startedAt = timeMs();
   private status = 0;
   private bytesIn = 0;
   private bytesOut = 0;
@@ -175,7 +176,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   }
 
   private dispatch(): void {
-    this.upstreamStart = performance.now();
+    this.upstreamStart = timeMs();
     this.waitingForUpstream = true;
     this.ctx.pool.acquire(this);
   }
@@ -313,7 +314,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   onResponseHead(status: number, reason: string, headers: string[], upstreamKeepAlive: boolean): void {
     if (this.responded) return;
     this.retryData = null;
-    this.upstreamMs = performance.now() - this.upstreamStart;
+    this.upstreamMs = timeMs() - this.upstreamStart;
     this.status = status;
     this.upstreamKeepAlive = upstreamKeepAlive;
     const r = scanResponseHeaders(headers);
@@ -502,7 +503,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   private finish(): void {
     if (this.done) return;
     this.done = true;
-    const totalMs = performance.now() - this.startedAt;
+    const totalMs = timeMs() - this.startedAt;
     this.ctx.metrics.record({
       proxyId: this.proxyId,
       method: this.method,

@@ -9,6 +9,7 @@ import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { AccessLog } from './access-log.js';
 import { isWellFormedAuthorization } from './auth-check.js';
 import type { ConnectionMemo } from './client-side.js';
+import { timeMs } from './clock.js';
 import { ClientConnection, type ConnectionHost } from './connection.js';
 import { Exchange, type ForwardContext } from './forward.js';
 import type { RequestHeaderScan } from './headers.js';
@@ -79,7 +80,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     refreshMs: p.idRefreshMs,
     onError: (err) => logger.error({ err }, 'reloading proxy IDs failed; keeping the previous set'),
   });
-  const limiter = new RateLimiter(p.rateLimit * (deps.rateShare ?? 1), p.rateBurst);
+  const limiter = new RateLimiter(p.rateLimit * (deps.rateShare ?? 1), p.rateBurst, timeMs);
   // Pipelining to the upstream stays off: one slow answer must not hold up the ones behind it.
   const pool = new UpstreamPool({
     url: upstream,
@@ -134,7 +135,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
 
   // One timer for every client connection's idle, head, request and linger timeouts.
   const sweeper = setInterval(() => {
-    const now = Date.now();
+    const now = timeMs();
     for (const c of connections) {
       if (c.endedAt !== 0) {
         if (now - c.endedAt > LINGER_MS) c.destroy();

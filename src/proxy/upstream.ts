@@ -4,6 +4,7 @@
 // alive; on any doubt (parse error, close, timeout, an exchange given up half way) it is destroyed.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { holdTime, releaseTime, timeMs } from './clock.js';
 import { BodyLocator, BY_LENGTH, CONFUSED, CONTINUES, locatableFraming } from './body-locator.js';
 import {
   createParser,
@@ -100,10 +101,10 @@ export class UpstreamConnection {
   reused = false;
   connected = false;
   dead = false;
-  /** When it started connecting (ms since epoch), for the connect timeout. */
-  readonly startedAt = Date.now();
+  /** When it started connecting (timeMs()), for the connect timeout. */
+  readonly startedAt = timeMs();
   /**
-   * Last sign of progress (ms since epoch), for the response timeout: read only once the request
+   * Last sign of progress (timeMs()), for the response timeout: read only once the request
    * was sent (`sent()` sets it), so writing the request does not read the clock.
    */
   lastActive = this.startedAt;
@@ -198,7 +199,7 @@ export class UpstreamConnection {
   /** Marks the request as completely written: from now on the upstream owes an answer. */
   sent(): void {
     this.requestSent = true;
-    this.lastActive = Date.now();
+    this.lastActive = timeMs();
   }
 
   pause(): void {
@@ -212,7 +213,7 @@ export class UpstreamConnection {
     this.paused = false;
     // Resumed because the client drained: it holds none of the bytes read before.
     this.reclaim();
-    this.lastActive = Date.now();
+    this.lastActive = timeMs();
     this.socket.resume();
   }
 
@@ -229,7 +230,7 @@ export class UpstreamConnection {
       this.destroy();
       return;
     }
-    this.expiresAt = Date.now() + idleMs;
+    this.expiresAt = timeMs() + idleMs;
     this.reused = true;
     // Bytes after the response in the same packet are parsed before the next exchange may start.
     if (this.inExecute) this.releaseAfterExecute = 1;
@@ -254,7 +255,7 @@ export class UpstreamConnection {
 
   private readonly onConnect = (): void => {
     this.connected = true;
-    this.lastActive = Date.now();
+    this.lastActive = timeMs();
   };
 
   private readonly nextReadBuffer = (): Buffer => this.readInto;
@@ -291,8 +292,17 @@ export class UpstreamConnection {
 
   /** The client took everything written: the lent buffers can be read into again. */
   private reclaim(): void {
+    // Setting an array's length is a call into the runtime even when it is already 0.
+    if (this.lent.length === 0) return;
     for (const b of this.lent) spareBuffer(b);
     this.lent.length = 0;
+  }
+
+  /** The spans array, emptied (its length is set only when it is not already 0). */
+  private emptySpans(): number[] {
+    const spans = this.spans;
+    if (spans.length !== 0) spans.length = 0;
+    return spans;
   }
 
   /** The exchange ends: buffers it may still be writing are left to the garbage collector. */
@@ -305,24 +315,29 @@ export class UpstreamConnection {
    * its bytes (a TLS connection's chunks are fresh each time, the shared buffer is copied from).
    */
   private readonly onData = (data: Buffer, own = false): void => {
-    this.lastActive = Date.now();
-    if (this.user === null) {
-      // An idle connection must be silent: anything else means the framing is off.
-      this.destroy();
-      return;
-    }
-    this.received += data.length;
-    this.inExecute = true;
-    const parsed = this.parse(data, own);
-    this.inExecute = false;
-    if (!parsed) return;
-    if (this.user !== null) {
-      this.holding = this.user.onUpstreamFlush();
-      if (!this.holding) this.reclaim();
-    }
-    if (this.releaseAfterExecute === 1) {
-      this.releaseAfterExecute = -1;
-      if (!this.dead) this.pool.release(this);
+    holdTime();
+    try {
+      this.lastActive = timeMs();
+      if (this.user === null) {
+        // An idle connection must be silent: anything else means the framing is off.
+        this.destroy();
+        return;
+      }
+      this.received += data.length;
+      this.inExecute = true;
+      const parsed = this.parse(data, own);
+      this.inExecute = false;
+      if (!parsed) return;
+      if (this.user !== null) {
+        this.holding = this.user.onUpstreamFlush();
+        if (!this.holding) this.reclaim();
+      }
+      if (this.releaseAfterExecute === 1) {
+        this.releaseAfterExecute = -1;
+        if (!this.dead) this.pool.release(this);
+      }
+    } finally {
+      releaseTime();
     }
   };
 
@@ -343,8 +358,7 @@ export class UpstreamConnection {
       }
       if (this.copyingBody) return this.execute(data, pos, n);
       if (this.locating) {
-        const spans = this.spans;
-        spans.length = 0;
+        const spans = this.emptySpans();
         const end = this.locator.scanBody(data, pos, spans);
         const stop = end < 0 ? n : end;
         if (!this.execute(data, pos, stop)) return false;
@@ -394,8 +408,7 @@ export class UpstreamConnection {
       else if (r !== piece.length) this.fail('HPE_UPSTREAM_UPGRADE');
       return !this.dead;
     }
-    const spans = this.spans;
-    spans.length = 0;
+    const spans = this.emptySpans();
     const end = at < 0 ? CONFUSED : this.locator.scanBody(data, at, spans);
     // Where llhttp stopped: the whole read, or the error's position.
     const parsedTo = error === null ? n : pos + (error.bytesParsed ?? 0);
@@ -585,7 +598,7 @@ export class UpstreamPool {
       user.onUpstreamError('PROXY_CLOSING', false, false);
       return;
     }
-    const now = Date.now();
+    const now = timeMs();
     let conn = this.idle.pop();
     while (conn !== undefined && (conn.dead || conn.expiresAt <= now)) {
       conn.destroy();
@@ -658,7 +671,7 @@ export class UpstreamPool {
   }
 
   private readonly sweep = (): void => {
-    const now = Date.now();
+    const now = timeMs();
     const { connectTimeoutMs, timeoutMs } = this.options;
     for (const conn of this.all) {
       if (conn.user === null) {

@@ -15,18 +15,33 @@ export function httpDate(): string {
   return dateValue;
 }
 
+// An upstream answers with the same few status lines over and over: the last one is kept.
+let lastStatus = -1;
+let lastReason: string | null | undefined = null;
+let lastStatusLine = '';
+
 /** `HTTP/1.1 <status> <reason>\r\n`, with node's reason phrase when none is given. */
 export function statusLine(status: number, reason: string | null | undefined): string {
+  if (status === lastStatus && reason === lastReason) return lastStatusLine;
   const text =
     reason === null || reason === undefined || reason === '' ? (STATUS_CODES[status] ?? '') : reason;
-  return `HTTP/1.1 ${status} ${text}\r\n`;
+  lastStatus = status;
+  lastReason = reason;
+  lastStatusLine = `HTTP/1.1 ${status} ${text}\r\n`;
+  return lastStatusLine;
 }
+
+let keepAliveFor = -1;
+let keepAliveLines = '';
 
 /** The connection headers node:http adds to a response (its keep-alive timeout is 65 s here). */
 export function connectionLines(keepAlive: boolean, keepAliveSeconds: number): string {
-  return keepAlive
-    ? `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`
-    : 'Connection: close\r\n';
+  if (!keepAlive) return 'Connection: close\r\n';
+  if (keepAliveSeconds !== keepAliveFor) {
+    keepAliveFor = keepAliveSeconds;
+    keepAliveLines = `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`;
+  }
+  return keepAliveLines;
 }
 
 /** The size line of one chunk of a chunked body. */
