@@ -74,7 +74,13 @@ void describe("Node's HTTPParser binding (_http_common)", () => {
     assert.equal(typeof HTTPParser, 'function');
     for (const m of ['initialize', 'execute', 'finish', 'close'] as const)
       assert.equal(typeof HTTPParser.prototype[m], 'function', m);
-    for (const k of ['kOnHeaders', 'kOnHeadersComplete', 'kOnBody', 'kOnMessageComplete'] as const)
+    for (const k of [
+      'kOnMessageBegin',
+      'kOnHeaders',
+      'kOnHeadersComplete',
+      'kOnBody',
+      'kOnMessageComplete',
+    ] as const)
       assert.equal(typeof (HTTPParser as unknown as Record<string, unknown>)[k], 'number', k);
     assert.equal(typeof REQUEST, 'number');
     assert.equal(typeof RESPONSE, 'number');

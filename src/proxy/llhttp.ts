@@ -31,6 +31,7 @@ interface HttpCommon {
     prototype: Partial<HttpParser>;
     REQUEST: number;
     RESPONSE: number;
+    kOnMessageBegin: number;
     kOnHeaders: number;
     kOnHeadersComplete: number;
     kOnBody: number;
@@ -57,6 +58,7 @@ export { HTTPParser };
 export const METHODS: readonly string[] = common.methods;
 export const REQUEST = HTTPParser.REQUEST;
 export const RESPONSE = HTTPParser.RESPONSE;
+const ON_MESSAGE_BEGIN = HTTPParser.kOnMessageBegin;
 const ON_HEADERS = HTTPParser.kOnHeaders;
 const ON_HEADERS_COMPLETE = HTTPParser.kOnHeadersComplete;
 const ON_BODY = HTTPParser.kOnBody;
@@ -81,6 +83,9 @@ export function createParser(type: number, callbacks: ParserCallbacks): HttpPars
   const parser = new HTTPParser();
   // 0: node's --max-http-header-size (16 KiB by default), as node:http uses.
   parser.initialize(type, {}, 0, STRICT);
+  // The binding looks up the message-begin slot at every message: a slot never set is a hole,
+  // which sends that lookup up the prototype chain each time; an own undefined ends it at once.
+  parser[ON_MESSAGE_BEGIN] = undefined;
   if (callbacks.onHeaders !== undefined) parser[ON_HEADERS] = callbacks.onHeaders;
   parser[ON_HEADERS_COMPLETE] = callbacks.onHeadersComplete;
   parser[ON_BODY] = callbacks.onBody;
