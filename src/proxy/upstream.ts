@@ -134,7 +134,8 @@ export class UpstreamConnection {
   private finalHead = false;
   /** Whether the parser's body callback is set (it starts set, by createParser). */
   private bodyCallbackSet = true;
-  private readonly spans: number[] = [];
+  /** Body spans ([start, end, …]) of the read being parsed. */
+  private spans: number[] = [];
   private readonly lengthOut: number[] = [0];
   /** The client still held unsent bytes after the last flush. */
   private holding = false;
@@ -298,11 +299,13 @@ export class UpstreamConnection {
     this.lent.length = 0;
   }
 
-  /** The spans array, emptied (its length is set only when it is not already 0). */
+  /**
+   * An empty spans array: a new one when the last was used. Shrinking an array (`length = 0`) is a
+   * call into V8's runtime; a small new array is an allocation in the young generation.
+   */
   private emptySpans(): number[] {
-    const spans = this.spans;
-    if (spans.length !== 0) spans.length = 0;
-    return spans;
+    if (this.spans.length !== 0) this.spans = [];
+    return this.spans;
   }
 
   /** The exchange ends: buffers it may still be writing are left to the garbage collector. */
