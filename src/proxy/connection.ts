@@ -60,7 +60,8 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   private pausedBy = 0;
   /** No more requests are read (closing, or the input can no longer be parsed). */
   private stopped = false;
-  /** When the connection was ended by us (lingering for the client to close), else 0 (times: timeMs()). */
+  // Times below are in timeMs() (clock.ts), as the server's sweeper compares them.
+  /** When the connection was ended by us (lingering for the client to close), else 0. */
   endedAt = 0;
   /** Last time bytes arrived or a response was finished. */
   lastActive = timeMs();
