@@ -19,6 +19,13 @@ import { AUDIT_PAGE_SIZE } from '../../src/http/routes/console/audit-log.js';
 const PASSWORD = TEST_PASSWORD;
 let counter = 0;
 
+/** The key page's rotation form as the browser sends it: its CSRF token and the key version shown. */
+function keyForm(page: string): Record<string, string> {
+  const keyVersion = /name="keyVersion" value="(\d+)"/.exec(page)?.[1];
+  assert.ok(keyVersion !== undefined, 'the rotation form carries the key version');
+  return { _csrf: csrfOf(page), keyVersion };
+}
+
 await forEachDatabase('web console: workspace settings', (target) => {
   let t: Fixture;
   before(async () => {
@@ -115,7 +122,7 @@ await forEachDatabase('web console: workspace settings', (target) => {
     assert.match(page.body, new RegExp(`<li>${partner.app.name}</li>`));
     assert.match(page.body, new RegExp(`<form method="post" action="/console/workspaces/${wsId}/key">`));
 
-    const rotated = await owner.b.post(`/console/workspaces/${wsId}/key`, { _csrf: csrfOf(page.body) });
+    const rotated = await owner.b.post(`/console/workspaces/${wsId}/key`, keyForm(page.body));
     assert.equal(rotated.statusCode, 200);
     assert.equal(rotated.headers['cache-control'], 'no-store');
     const newKey = /<code class="secret" id="workspace-key">(wsk_[^<]+)<\/code>/.exec(rotated.body)?.[1];
@@ -136,6 +143,36 @@ await forEachDatabase('web console: workspace settings', (target) => {
     const row = rows.find((r) => r.action === 'workspace_key.rotated');
     assert.deepEqual(row, { action: 'workspace_key.rotated', actor: owner.address, detail: 'key version 2' });
     assert.ok(rows.every((r) => !(r.detail ?? '').includes('wsk_')));
+  });
+
+  test('a rotation form sent twice (a reloaded page) rotates once; the key shown first stays the key', async () => {
+    const partner = await onboardApp(t, `Reloader ${++counter}`);
+    const { wsId } = await workspace();
+    const installationId = (await connectInstallation(t.database.db, partner.app.id, wsId)).id;
+    const owner = await member(wsId);
+    const url = `/console/workspaces/${wsId}/key`;
+    const form = keyForm((await owner.b.get(url)).body);
+    const first = await owner.b.post(url, form);
+    assert.equal(first.statusCode, 200);
+    const key = /id="workspace-key">(wsk_[^<]+)</.exec(first.body)?.[1];
+    assert.ok(key !== undefined, first.body);
+
+    const again = await owner.b.post(url, form);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.headers['cache-control'], 'no-store');
+    assert.match(again.body, /Nothing was rotated: the key has been rotated since this form was shown/);
+    assert.doesNotMatch(again.body, /id="workspace-key"/);
+    // The page offers the form again, for the key as it is now.
+    assert.equal(keyForm(again.body).keyVersion, '2');
+    assert.equal((await me(await accessToken(t, partner, installationId, key))).statusCode, 200);
+    const rotations = (await auditActions(wsId)).filter((r) => r.action === 'workspace_key.rotated');
+    assert.equal(rotations.length, 1);
+
+    // A form without the version changes nothing either.
+    const incomplete = await owner.b.post(url, { _csrf: form._csrf as string });
+    assert.equal(incomplete.statusCode, 400);
+    assert.match(incomplete.body, /Nothing was rotated: the form did not say which key to rotate/);
+    assert.equal((await me(await accessToken(t, partner, installationId, key))).statusCode, 200);
   });
 
   test('only owners rotate the key: an admin reads what it does, is offered no form, and gets 403', async () => {
@@ -166,7 +203,7 @@ await forEachDatabase('web console: workspace settings', (target) => {
     const { wsId } = await workspace();
     const op = await operator();
     const page = await op.b.get(`/console/workspaces/${wsId}/key`);
-    const rotated = await op.b.post(`/console/workspaces/${wsId}/key`, { _csrf: csrfOf(page.body) });
+    const rotated = await op.b.post(`/console/workspaces/${wsId}/key`, keyForm(page.body));
     assert.equal(rotated.statusCode, 200);
     assert.match(rotated.body, /id="workspace-key">wsk_/);
     const log = await op.b.get(`/console/workspaces/${wsId}/audit`);
@@ -200,7 +237,7 @@ await forEachDatabase('web console: workspace settings', (target) => {
       /<dd id="your-role">Operator<\/dd>/,
     );
     const keyPage = await op.b.get(`/console/workspaces/${other.wsId}/key`);
-    const again = await op.b.post(`/console/workspaces/${other.wsId}/key`, { _csrf: csrfOf(keyPage.body) });
+    const again = await op.b.post(`/console/workspaces/${other.wsId}/key`, keyForm(keyPage.body));
     assert.equal(again.statusCode, 200, again.body);
   });
 

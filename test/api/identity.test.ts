@@ -284,7 +284,7 @@ await forEachDatabase('identity', (target) => {
     const installationId = ws.installations.get(app3.app.id) ?? 0;
     const token = await accessToken(t, app3, installationId, ws.workspaceKey);
     assert.equal((await get('/api/v1/datasets', token)).statusCode, 200);
-    await rotateWorkspaceKey(t.database.db, ws.workspaceId);
+    await rotateWorkspaceKey(t.database.db, ws.workspaceId, null);
     assert.equal((await get('/api/v1/datasets', token)).statusCode, 401);
 
     const own = await ownToken(t, app3);

@@ -80,9 +80,11 @@ export function registerWorkspaceCommands(program: Command): void {
     .action(async (id: string, opts: OutputOptions) => {
       const workspaceId = parseId(id, 'workspaceId');
       // The same rotation as the console's, so the workspace's audit log shows it too.
+      // Whatever the key's version: a rotation asked for by the operator is never stale.
       const workspaceKey = await withDatabase(({ db }) =>
-        db.transaction().execute((trx) => rotateKeyAudited(consoleDb(trx), CLI_ACTOR, workspaceId)),
+        db.transaction().execute((trx) => rotateKeyAudited(consoleDb(trx), CLI_ACTOR, workspaceId, null)),
       );
+      if (workspaceKey === null) throw new Error('a rotation of any version was refused');
       output(opts, { workspaceId, workspaceKey }, () => [
         `New Workspace Key for ${workspaceId}: ${workspaceKey}`,
         'Shown only now.',

@@ -57,16 +57,29 @@ export async function createWorkspace(db: Db, input: NewWorkspace): Promise<Crea
   return { workspace, workspaceKey };
 }
 
-/** Replaces the Workspace Key; every access token minted with the old key stops working. */
-export async function rotateWorkspaceKey(db: Db, workspaceId: number): Promise<CreatedWorkspace> {
+/**
+ * Replaces the Workspace Key; every access token minted with the old key stops working. Only while
+ * the key is still at `fromVersion` (null: whatever its version), checked in the same UPDATE, so a
+ * form sent twice (a reloaded page) or two people rotating at once rotate it once: null when the
+ * key has moved on since.
+ */
+export async function rotateWorkspaceKey(
+  db: Db,
+  workspaceId: number,
+  fromVersion: number | null,
+): Promise<CreatedWorkspace | null> {
   const workspaceKey = randomSecret(KEY_PREFIX);
-  const workspace = await db
+  let update = db
     .updateTable('workspaces')
     .set((eb) => ({ key_hash: hashSecret(workspaceKey), key_version: eb('key_version', '+', 1) }))
-    .where('id', '=', workspaceId)
-    .returningAll()
-    .executeTakeFirst();
-  if (workspace === undefined) throw problem('notFound', `Workspace ${workspaceId} does not exist.`);
+    .where('id', '=', workspaceId);
+  if (fromVersion !== null) update = update.where('key_version', '=', fromVersion);
+  const workspace = await update.returningAll().executeTakeFirst();
+  if (workspace === undefined) {
+    // No such workspace: 404; else its key has moved on from `fromVersion`.
+    await getWorkspace(db, workspaceId);
+    return null;
+  }
   await db
     .deleteFrom('access_tokens')
     .where('installation_id', 'in', (q) =>

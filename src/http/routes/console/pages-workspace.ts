@@ -24,11 +24,19 @@ const noticeBox = (message: string | null) =>
 /** What rotating the key does, said before it happens; who may rotate it gets the form. */
 export function workspaceKeyPage(
   ctx: PageContext,
-  opts: WorkspaceRef & { mayRotate: boolean; apps: ConnectedApp[] },
+  opts: WorkspaceRef & {
+    mayRotate: boolean;
+    apps: ConnectedApp[];
+    /** The current key's version: the form rotates that key only, so sending it twice rotates once. */
+    keyVersion: number;
+    /** Why the last attempt changed nothing, if it did not. */
+    notice?: string;
+  },
 ): string {
   const form = opts.mayRotate
     ? html`<form method="post" action="${base(opts)}/key">
         ${csrfField(ctx)}
+        <input type="hidden" name="keyVersion" value="${String(opts.keyVersion)}" />
         <button type="submit" class="danger">Rotate the Workspace Key now</button>
       </form>`
     : html`<p id="owners-only">Only an owner of the workspace (or the operator) can rotate its key.</p>`;
@@ -36,7 +44,7 @@ export function workspaceKeyPage(
     ctx,
     `Workspace Key · ${opts.name}`,
     html`<h1>Workspace Key of ${opts.name}</h1>
-      ${backTo(opts)}
+      ${noticeBox(opts.notice ?? null)} ${backTo(opts)}
       <p>
         An app developer needs the Workspace ID (<code>${opts.workspaceId}</code>) and the Workspace Key to
         connect an app and to get access tokens for it. The service keeps only a fingerprint of the key, so it
