@@ -160,7 +160,10 @@ await forEachDatabase('web console: workspace settings', (target) => {
     const again = await owner.b.post(url, form);
     assert.equal(again.statusCode, 409);
     assert.equal(again.headers['cache-control'], 'no-store');
-    assert.match(again.body, /Nothing was rotated: the key has been rotated since this form was shown/);
+    assert.match(
+      again.body,
+      /role="alert" id="form-error">Nothing was rotated: the key has been rotated since this form was shown/,
+    );
     assert.doesNotMatch(again.body, /id="workspace-key"/);
     // The page offers the form again, for the key as it is now.
     assert.equal(keyForm(again.body).keyVersion, '2');

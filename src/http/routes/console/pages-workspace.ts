@@ -30,7 +30,7 @@ export function workspaceKeyPage(
     /** The current key's version: the form rotates that key only, so sending it twice rotates once. */
     keyVersion: number;
     /** Why the last attempt changed nothing, if it did not. */
-    notice?: string;
+    error?: string;
   },
 ): string {
   const form = opts.mayRotate
@@ -44,7 +44,7 @@ export function workspaceKeyPage(
     ctx,
     `Workspace Key · ${opts.name}`,
     html`<h1>Workspace Key of ${opts.name}</h1>
-      ${noticeBox(opts.notice ?? null)} ${backTo(opts)}
+      ${errorBox(opts.error ?? null)} ${backTo(opts)}
       <p>
         An app developer needs the Workspace ID (<code>${opts.workspaceId}</code>) and the Workspace Key to
         connect an app and to get access tokens for it. The service keeps only a fingerprint of the key, so it

@@ -29,7 +29,7 @@ export function workspaceKeyRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
     reply: FastifyReply,
     access: WorkspaceAccess,
     status: number,
-    notice?: string,
+    error?: string,
   ) =>
     sendPage(
       reply,
@@ -40,7 +40,7 @@ export function workspaceKeyRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
         mayRotate: access.powers.rotatesKey,
         apps: await connectedApps(db, access.workspaceId),
         keyVersion: await currentKeyVersion(db, access.workspaceId),
-        ...(notice === undefined ? {} : { notice }),
+        ...(error === undefined ? {} : { error }),
       }),
     );
 
