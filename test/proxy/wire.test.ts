@@ -96,15 +96,16 @@ const checkedGet = (s: Stack, path = '/x') =>
   `GET ${path} HTTP/1.1\r\nHost: p\r\nAuthorization: ${AUTH}\r\nX-PROXYVID: ${s.id}\r\n\r\n`;
 
 /**
- * Runs `fn` against a proxy in front of a raw upstream, whose `answer` gets each request's head and
- * the socket; stops both after.
+ * Runs `fn` against a proxy (configured with `env`) in front of a raw upstream, whose `answer` gets
+ * each request's head and the socket; stops both after.
  */
 async function withRawUpstream(
   answer: (head: string, socket: Socket) => void,
   fn: (s: Stack, up: { connections: () => number }) => Promise<void>,
+  env: Record<string, string> = {},
 ): Promise<void> {
   const up = await rawUpstream(answer);
-  const s = await startStack({}, up.url);
+  const s = await startStack(env, up.url);
   try {
     await fn(s, up);
   } finally {
@@ -379,27 +380,26 @@ void describe('proxy on the wire: upstream framing', () => {
   void it('keeps idle connections on both sides across the sweeps of their timeouts', async () => {
     // The sweepers compare each connection's times with the proxy's clock (clock.ts): times taken
     // on another clock would close idle connections at the first sweep.
-    const up = await rawUpstream((_head, socket) => {
-      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
-    });
-    // The client connections' sweeper runs every second; the upstream pool's every 100 ms here.
-    const s = await startStack({ PROXY_CONNECT_TIMEOUT_MS: '1000' }, up.url);
-    try {
-      const c = await RawClient.open(s.proxy.url);
-      c.send(checkedGet(s));
-      await c.waitFor(1);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      c.send(checkedGet(s));
-      const responses = await c.waitFor(2);
-      assert.equal(responses[1]!.status, 200);
-      assert.equal(responses[1]!.body.toString(), 'ok');
-      assert.equal(c.closed, false, 'the idle client connection was kept');
-      assert.equal(up.connections(), 1, 'the idle upstream connection was kept and reused');
-      c.close();
-    } finally {
-      await s.close();
-      up.server.close();
-    }
+    await withRawUpstream(
+      (_head, socket) => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      },
+      async (s, up) => {
+        const c = await RawClient.open(s.proxy.url);
+        c.send(checkedGet(s));
+        await c.waitFor(1);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        c.send(checkedGet(s));
+        const responses = await c.waitFor(2);
+        assert.equal(responses[1]!.status, 200);
+        assert.equal(responses[1]!.body.toString(), 'ok');
+        assert.equal(c.closed, false, 'the idle client connection was kept');
+        assert.equal(up.connections(), 1, 'the idle upstream connection was kept and reused');
+        c.close();
+      },
+      // The client connections' sweeper runs every second; the upstream pool's every 100 ms here.
+      { PROXY_CONNECT_TIMEOUT_MS: '1000' },
+    );
   });
 
   void it("does not reuse an upstream connection after the upstream's Connection: close", async () => {
