@@ -104,8 +104,8 @@ export class UpstreamConnection {
   /** When it started connecting (timeMs()), for the connect timeout. */
   readonly startedAt = timeMs();
   /**
-   * Last sign of progress (timeMs()), for the response timeout: read only once the request
-   * was sent (`sent()` sets it), so writing the request does not read the clock.
+   * Last sign of progress (timeMs()), for the response timeout, which runs once the request was
+   * sent (`sent()` sets it).
    */
   lastActive = this.startedAt;
   /** When an idle connection must no longer be used. */

@@ -11,10 +11,10 @@ export async function currentKeyVersion(db: ConsoleDb, workspaceId: number): Pro
 
 /**
  * Replaces the Workspace Key if it is still at `fromVersion` (the version the console's form was
- * shown with; null for any, as the CLI asks) and returns the new one (the only time it is known in clear); null, and nothing changed,
- * when the key has been rotated since. The rotation deletes the workspace's access tokens and
- * bumps the key version, which every token is checked against, so tokens minted with the old key
- * stop at once.
+ * shown with; null for any, as the CLI asks) and returns the new one (the only time it is known
+ * in clear); null, and nothing changed, when the key has been rotated since. The rotation deletes
+ * the workspace's access tokens and bumps the key version, which every token is checked against,
+ * so tokens minted with the old key stop at once.
  */
 export async function rotateKeyAudited(
   db: ConsoleDb,
