@@ -54,6 +54,11 @@ export interface ConnectionExchange {
   readonly hasResponded: boolean;
   onRequestBody(chunk: Buffer): void;
   onRequestEnd(): void;
+  /**
+   * A request's whole body and its end at once. `body` is a view of the connection's read buffer,
+   * valid during this call only: the exchange copies what it keeps.
+   */
+  onRequestWhole(body: Buffer): void;
   /** The client's socket takes writes again. */
   onClientDrain(): void;
   /** The request turned out malformed after its head: the connection answers `status` and closes. */

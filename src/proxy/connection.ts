@@ -18,6 +18,7 @@ import {
   METHODS,
   releaseParser,
   REQUEST,
+  setBodyCallback,
   setMessageCompleteCallback,
   type HttpParser,
   type ParseError,
@@ -43,6 +44,12 @@ export interface ConnectionHost<E extends ConnectionExchange> {
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 const EMPTY = Buffer.alloc(0);
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+/**
+ * Request bodies by length up to this size that lie whole in the read with their head are taken
+ * from the read buffer, sparing the parser binding's copy and its two calls into JavaScript.
+ */
+const LOCATE_LIMIT = 16 * 1024;
 
 /** One accepted client connection. */
 export class ClientConnection<E extends ConnectionExchange> implements ClientSide {
@@ -55,8 +62,19 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   private parsing: E | null = null;
   private headerParts: string[] | null = null;
   private urlPart = '';
-  /** Whether the parser calls onMessageComplete (cleared while requests come without bodies). */
+  /** Whether the parser calls onMessageComplete (cleared while requests end with their head). */
   private completeCallbackSet = true;
+  /** Whether the parser calls onBody (cleared while bodies are located in the read). */
+  private bodyCallbackSet = true;
+  // Locating bodies in the read being parsed (see locateBody).
+  /** The read being parsed, during `execute` only. */
+  private reading: Buffer = EMPTY;
+  /** Where in it the next request not yet located begins; -1 when unknown. */
+  private cursor = -1;
+  /** Requests ending with their head completed from `cursor` on, not yet stepped over. */
+  private headsAfterCursor = 0;
+  /** The previous read ended with a complete request (the next read starts with a new one). */
+  private atBoundary = true;
   private pausedBy = 0;
   /** No more requests are read (closing, or the input can no longer be parsed). */
   private stopped = false;
@@ -195,7 +213,12 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
       this.lastActive = timeMs();
       if (this.stopped) return;
       if (this.parsing === null && this.headStartedAt === 0) this.headStartedAt = this.lastActive;
+      this.reading = data;
+      this.cursor = this.atBoundary ? 0 : -1;
+      this.headsAfterCursor = 0;
       const r = this.parser.execute(data);
+      this.reading = EMPTY;
+      this.atBoundary = this.parsing === null && this.endsWithRequest(data);
       if (isParseError(r)) this.parseError(r);
     } finally {
       releaseTime();
@@ -268,11 +291,22 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
     this.bodyStartedAt = this.lastActive;
     // A request without a body ends with its head: llhttp completes it right after this callback,
     // so it is ended here and the binding spared a call into JavaScript for it (a GET's usual case).
-    // The callback's slot is written only when that changes.
+    // So does a small body found whole in this read (a POST's usual case): it is handed on from the
+    // read buffer, and the binding neither copies it nor calls into JavaScript for it or the end.
+    // The callbacks' slots are written only when that changes.
     const endsWithHead = !scan.hasBody && !upgrade;
-    if (endsWithHead === this.completeCallbackSet) {
-      this.completeCallbackSet = !endsWithHead;
-      setMessageCompleteCallback(this.parser, endsWithHead ? null : this.onMessageComplete);
+    const body = endsWithHead || upgrade ? null : this.locateBody(scan);
+    if (endsWithHead) {
+      if (this.cursor >= 0) this.headsAfterCursor++;
+    } else if (body === null) this.cursor = -1;
+    const known = endsWithHead || body !== null;
+    if (known === this.completeCallbackSet) {
+      this.completeCallbackSet = !known;
+      setMessageCompleteCallback(this.parser, known ? null : this.onMessageComplete);
+    }
+    if ((body === null) !== this.bodyCallbackSet) {
+      this.bodyCallbackSet = body === null;
+      setBodyCallback(this.parser, body === null ? this.onBody : null);
     }
     // After a request announcing an upgrade the parser reads no further (we never switch
     // protocols): that request is served, then the connection closes.
@@ -283,9 +317,53 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
       this.queue.push(ex);
       this.pauseReading(PAUSED_FOR_PIPELINE);
     }
-    if (endsWithHead) this.onMessageComplete();
+    if (body !== null) this.onWholeMessage(body);
+    else if (endsWithHead) this.onMessageComplete();
     return 0;
   };
+
+  /**
+   * The body of the request whose head llhttp just completed, as a view of the read, when it is
+   * declared by length (at most LOCATE_LIMIT) and lies whole in the read; else null (the binding's
+   * body callback delivers it). In strict mode llhttp ends a head only at its first CRLFCRLF and
+   * then takes exactly Content-Length bytes, so where the request starts is all there is to know:
+   * at the start of a read that follows a complete request, else after the requests of this read
+   * located before it. A request must start with its method's first letter there (llhttp skips
+   * empty lines between requests, which would throw the count off).
+   */
+  private locateBody(scan: RequestHeaderScan): Buffer | null {
+    const length = scan.contentLength;
+    if (this.cursor < 0 || scan.chunked || length <= 0 || length > LOCATE_LIMIT) return null;
+    const data = this.reading;
+    let at = this.cursor;
+    // Step over the heads of the requests without a body before this one.
+    for (; this.headsAfterCursor >= 0; this.headsAfterCursor--) {
+      const c = data[at] ?? 0;
+      if (c < 65 || c > 90) return null;
+      const end = data.indexOf(HEAD_END, at);
+      if (end < 0) return null;
+      if (this.headsAfterCursor === 0) {
+        const bodyEnd = end + 4 + length;
+        if (bodyEnd > data.length) return null;
+        this.cursor = bodyEnd;
+        return data.subarray(end + 4, bodyEnd);
+      }
+      at = end + 4;
+    }
+    return null;
+  }
+
+  /**
+   * Whether a read after which no request is being read ended with a complete request rather than
+   * with the start of the next one (then the next read starts with a request).
+   */
+  private endsWithRequest(data: Buffer): boolean {
+    if (this.cursor === data.length && this.headsAfterCursor === 0) return true;
+    // A request ending with its head, or a chunked body: both end with CRLFCRLF, and so does no
+    // incomplete head (llhttp would have completed it; empty lines between requests it skips).
+    const n = data.length;
+    return n >= 4 && data[n - 1] === 10 && data[n - 2] === 13 && data[n - 3] === 10 && data[n - 4] === 13;
+  }
 
   private readonly onBody = (chunk: Buffer): void => {
     this.parsing?.onRequestBody(chunk);
@@ -297,6 +375,13 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
     this.bodyStartedAt = 0;
     ex?.onRequestEnd();
   };
+
+  private onWholeMessage(body: Buffer): void {
+    const ex = this.parsing;
+    this.parsing = null;
+    this.bodyStartedAt = 0;
+    ex?.onRequestWhole(body);
+  }
 
   private readonly onDrain = (): void => {
     this.current?.onClientDrain();

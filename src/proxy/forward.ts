@@ -219,6 +219,16 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     }
   }
 
+  onRequestWhole(body: Buffer): void {
+    // A view may be held for a moment (copied below if it outlives this call), never queued on
+    // the upstream's socket.
+    this.onRequestBody(this.sink === UPSTREAM ? Buffer.from(body) : body);
+    this.onRequestEnd();
+    // Still held (waiting for the checks or an upstream connection): the next read reuses the buffer.
+    const last = this.pending.length - 1;
+    if (last >= 0 && this.pending[last] === body) this.pending[last] = Buffer.from(body);
+  }
+
   private writeBody(chunk: Buffer): void {
     const up = this.upstream as UpstreamConnection;
     let ok: boolean;

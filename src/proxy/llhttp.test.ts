@@ -210,4 +210,30 @@ void describe("Node's HTTPParser binding (_http_common)", () => {
     assert.deepEqual(bodies, ['+yes']);
     again.close();
   });
+
+  void it('ends a request head only at CRLFCRLF and skips empty lines before a request', () => {
+    // What the client side's body locating rests on (connection.ts, locateBody).
+    const post = (path: string) => `POST ${path} HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nxyz`;
+    for (const bad of [
+      'POST /a HTTP/1.1\r\nHost: a\nContent-Length: 3\r\n\r\nxyz',
+      'POST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\nxyz',
+      'POST /c HTTP/1.1\r\nHost: a\r\nContent-Length: 3\n\r\nxyz',
+      'POST /d HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\r\nxyz',
+      'POST /e HTTP/1.1\r\nHost: a\r\n Content-Length: 3\r\n\r\nxyz',
+      'POST /f HTTP/1.1\nHost: a\r\nContent-Length: 3\r\n\r\nxyz',
+      'POST /g HTTP/1.1\r\nHost: a\r\nX: 1\rb\r\nContent-Length: 3\r\n\r\nxyz',
+    ]) {
+      const r = parse(REQUEST, bad);
+      assert.ok(isParseError(r.result), JSON.stringify(bad));
+      assert.equal(r.heads.length, 0, JSON.stringify(bad));
+    }
+    // Empty lines (CRLF, or a bare LF) before a request are skipped, not refused.
+    const r = parse(REQUEST, `GET /1 HTTP/1.1\r\nHost: a\r\n\r\n\r\n\r\n${post('/2')}\n${post('/3')}`);
+    assert.ok(!isParseError(r.result));
+    assert.deepEqual(
+      r.heads.map((h) => h.url),
+      ['/1', '/2', '/3'],
+    );
+    assert.equal(r.body, 'xyzxyz');
+  });
 });
