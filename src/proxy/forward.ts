@@ -92,7 +92,7 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   private upstream: UpstreamConnection | null = null;
   private requestWritten = false;
   /** The whole request as written, kept for one retry on a fresh connection. */
-  private retryData: string | Buffer | null = null;
+  private retryData: string | null = null;
   private retried = false;
   // Response side.
   private responded = false;
@@ -282,13 +282,11 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       : 'Connection: keep-alive\r\n\r\n';
     const hasBody = this.chunkedIn || scan.contentLength > 0;
     if (!hasBody || (this.requestEnded && !this.chunkedIn && this.pendingBytes <= SMALL_BODY)) {
-      // The whole request in one write (and kept for a retry if it is idempotent); without a
-      // body the head goes as it is, with no buffer to allocate and fill.
-      let data: string | Buffer = head;
+      // The whole request in one write (and kept for a retry if it is idempotent): the head
+      // string and the body as latin1 (one character per byte), as answers go out (20).
+      let data = head;
       if (this.pendingBytes > 0) {
-        data = Buffer.allocUnsafe(head.length + this.pendingBytes);
-        let at = data.write(head, 0, 'latin1');
-        for (const chunk of this.pending) at += chunk.copy(data, at);
+        for (const chunk of this.pending) data += chunk.toString('latin1');
         this.pending = [];
         this.pendingBytes = 0;
       }
