@@ -29,7 +29,8 @@ const CLOSE_DATA = 9;
 
 const CR = 13;
 const LF = 10;
-const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+/** What ends a head in llhttp's strict mode (requests and responses alike). */
+export const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 /** Chunk sizes above this cannot be counted exactly in a double: such a body is given up. */
 const MAX_CHUNK = 2 ** 52;
 

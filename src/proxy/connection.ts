@@ -3,6 +3,7 @@
 // do); a malformed request gets 400 (431 for oversized headers) and the connection is closed, as
 // node:http does.
 import type { Socket } from 'node:net';
+import { HEAD_END } from './body-locator.js';
 import { adoptClientSocket } from './client-socket.js';
 import { holdTime, releaseTime, timeMs } from './clock.js';
 import {
@@ -44,7 +45,6 @@ export interface ConnectionHost<E extends ConnectionExchange> {
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 const EMPTY = Buffer.alloc(0);
-const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 /**
  * Request bodies by length up to this size that lie whole in the read with their head are taken
  * from the read buffer, sparing the parser binding's copy and its two calls into JavaScript.
@@ -370,17 +370,19 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   };
 
   private readonly onMessageComplete = (): void => {
-    const ex = this.parsing;
-    this.parsing = null;
-    this.bodyStartedAt = 0;
-    ex?.onRequestEnd();
+    this.takeParsing()?.onRequestEnd();
   };
 
   private onWholeMessage(body: Buffer): void {
+    this.takeParsing()?.onRequestWhole(body);
+  }
+
+  /** The request being read is read completely: its exchange, no longer the one being parsed. */
+  private takeParsing(): E | null {
     const ex = this.parsing;
     this.parsing = null;
     this.bodyStartedAt = 0;
-    ex?.onRequestWhole(body);
+    return ex;
   }
 
   private readonly onDrain = (): void => {
