@@ -5,6 +5,7 @@
 import type { Socket } from 'node:net';
 import { HEAD_END } from './body-locator.js';
 import { adoptClientSocket } from './client-socket.js';
+import { SocketWriter } from './socket-writer.js';
 import { holdTime, releaseTime, timeMs } from './clock.js';
 import {
   ConnectionMemo,
@@ -89,6 +90,7 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   bodyStartedAt = 0;
 
   readonly socket: Socket;
+  private readonly writer: SocketWriter;
   readonly memo = new ConnectionMemo();
 
   /** `accepted`: a connection the server accepted paused (`pauseOnConnect`). */
@@ -108,7 +110,7 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
     socket.on('end', this.onEnd);
     socket.on('error', noop);
     socket.on('close', this.onClose);
-    socket.on('drain', this.onDrain);
+    this.writer = new SocketWriter(socket, this.onDrain);
   }
 
   /** Nothing in flight and no request begun: safe to close. */
@@ -118,17 +120,15 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
 
   write(data: string | Buffer): boolean {
     if (this.socket.destroyed) return true;
-    return typeof data === 'string' ? this.socket.write(data, 'latin1') : this.socket.write(data);
+    return typeof data === 'string' ? this.writer.writeLatin1(data) : this.writer.writeBytes(data);
   }
 
   get holdsWrites(): boolean {
-    return this.socket.writableLength > 0;
+    return this.writer.holdsWrites;
   }
 
   afterWrites(done: () => void): void {
-    if (this.socket.destroyed || this.socket.writableLength === 0) done();
-    // An empty write's callback runs once every write before it has completed.
-    else this.socket.write(EMPTY, () => done());
+    this.writer.afterWrites(done);
   }
 
   /** Writes several parts in one system call. */

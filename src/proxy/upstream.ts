@@ -4,6 +4,7 @@
 // alive; on any doubt (parse error, close, timeout, an exchange given up half way) it is destroyed.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { SocketWriter } from './socket-writer.js';
 import { holdTime, releaseTime, timeMs } from './clock.js';
 import { BodyLocator, BY_LENGTH, CONFUSED, CONTINUES, locatableFraming } from './body-locator.js';
 import {
@@ -95,6 +96,7 @@ function spareBuffer(buffer: Buffer): void {
 /** One keep-alive connection to the upstream. */
 export class UpstreamConnection {
   readonly socket: Socket;
+  private readonly writer: SocketWriter;
   private readonly parser: HttpParser;
   user: UpstreamUser | null = null;
   /** Whether it served a request before the current one. */
@@ -170,7 +172,7 @@ export class UpstreamConnection {
     this.socket.on('end', this.onEnd);
     this.socket.on('error', this.onSocketError);
     this.socket.on('close', this.onClose);
-    this.socket.on('drain', this.onDrain);
+    this.writer = new SocketWriter(this.socket, this.onDrain);
     this.parser = createParser(RESPONSE, {
       onHeaders: this.onHeaders,
       onHeadersComplete: this.onHeadersComplete,
@@ -194,7 +196,7 @@ export class UpstreamConnection {
   }
 
   write(data: string | Buffer): boolean {
-    return typeof data === 'string' ? this.socket.write(data, 'latin1') : this.socket.write(data);
+    return typeof data === 'string' ? this.writer.writeLatin1(data) : this.writer.writeBytes(data);
   }
 
   /** Marks the request as completely written: from now on the upstream owes an answer. */

@@ -709,6 +709,23 @@ void describe('proxy on the wire: request bodies', () => {
     }
   });
 
+  void it('small answers to a client that stops reading queue behind one the kernel could not take, in order', async () => {
+    // Small answers go to the socket's handle directly (socket-writer.ts): once the client's
+    // buffers are full, one is taken only in part and every later one must queue behind it.
+    const count = 700; // 700 × 12 KB: more than loopback's socket buffers hold unread
+    const bodies = Array.from({ length: count }, () => randomBytes(12 * 1024));
+    const c = await RawClient.open(s.proxy.url);
+    c.socket.pause();
+    const before = up.received();
+    c.send(Buffer.concat(bodies.map((b, i) => request('POST', `/q${i}`, b))));
+    await eventually(() => up.received() - before === count, 20000);
+    c.socket.resume();
+    const r = await c.waitFor(count, 20000);
+    c.close();
+    assert.equal(r.length, count);
+    for (const [i, body] of bodies.entries()) assert.ok(r[i]?.body.equals(body), `answer ${i} differs`);
+  });
+
   void it('a small body waiting for an upstream connection is its own copy, not the shared read buffer', async () => {
     // Client connections read into one buffer: a body taken from it and still waiting when the
     // next read comes must have been copied, or it shows that read's bytes.
