@@ -113,6 +113,12 @@ void describe('SocketWriter', () => {
     while (!after) await new Promise((r) => setTimeout(r, 5));
     assert.ok(drains >= 1);
     assert.equal(writer.holdsWrites, false);
+    // Direct again once all is out (with a request of its own: the first is libuv's until done).
+    const more = once(peer, 'data');
+    const throughStream = streamWrites.count;
+    assert.equal(writer.writeLatin1('again'), true);
+    assert.equal(streamWrites.count, throughStream);
+    assert.equal(String((await more)[0]), 'again');
     client.destroy();
     server.close();
   });

@@ -46,6 +46,8 @@ function loadBinding(): StreamWrapBinding | null {
 }
 
 const binding = loadBinding();
+/** A request no write holds, for the next direct write. */
+let spare: WriteRequest | null = null;
 
 /** Whether writes go to the handle directly on this Node (false: every write is `Socket#write`). */
 export const writesDirectly = binding !== null;
@@ -89,21 +91,27 @@ export class SocketWriter {
     )
       return socket.write(data, 'latin1');
     const b = binding as StreamWrapBinding;
-    const req = new b.WriteWrap();
-    req.handle = handle;
-    req.oncomplete = onDirectWriteComplete;
-    req.async = false;
-    req.bytes = data.length;
-    req.buffer = null;
-    req.writer = this;
+    // The binding touches the request only when the write is queued: until then one serves all.
+    const req = spare ?? new b.WriteWrap();
+    spare = null;
     const err = handle.writeLatin1String(req, data);
     if (err !== 0) {
+      spare = req;
       this.fail(err);
       return true;
     }
-    if (b.streamBaseState[b.kLastWriteWasAsync] === 0) return true;
-    // The kernel took part of it; libuv holds a copy of the rest and calls back when it is out.
+    if (b.streamBaseState[b.kLastWriteWasAsync] === 0) {
+      spare = req;
+      return true;
+    }
+    // The kernel took part of it; libuv holds a copy of the rest and calls back when it is out
+    // (never before this returns). The request is libuv's now: the next write takes a new one.
+    req.handle = handle;
+    req.oncomplete = onDirectWriteComplete;
     req.async = true;
+    req.bytes = data.length;
+    req.buffer = null;
+    req.writer = this;
     this.inFlight++;
     return false;
   }
