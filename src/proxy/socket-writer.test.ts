@@ -2,6 +2,7 @@
 // binding's `WriteWrap`: CI runs this on every supported Node.js (22 and 24).
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { SocketWriter, writesDirectly } from './socket-writer.js';
@@ -62,6 +63,23 @@ void describe('SocketWriter', () => {
     // If this fails, Node no longer exposes what direct writes need: every write would go
     // through Socket#write (correct, but the per-request cost the direct path saves comes back).
     assert.equal(writesDirectly, true);
+  });
+
+  void it('under --throw-deprecation the binding is not asked for (its warning would end the process)', () => {
+    const module = new URL('./socket-writer.js', import.meta.url).href;
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--pending-deprecation',
+        '--throw-deprecation',
+        '--input-type=module',
+        '-e',
+        `const w = await import(${JSON.stringify(module)}); setTimeout(() => console.log(w.writesDirectly), 20);`,
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'false');
   });
 
   void it('writes a small string to the handle, every byte value intact, and a corked one through the stream', async () => {

@@ -1,11 +1,11 @@
 // Writes of the proxy's small strings (heads, small answers) straight to the socket's libuv handle,
-// as `net.Socket#write` itself makes them, without the writable stream's bookkeeping around the
-// call and the `process.nextTick` it schedules after every write (which makes Node call back into
-// JavaScript once more at the end of the read callback). It leans on two internals of Node: the
-// socket's `_handle` and the `WriteWrap` request object of the `stream_wrap` binding (reached
-// through `process.binding`, which Node keeps for a fixed list of bindings). socket-writer.test.ts
-// guards both on every supported Node; where either is missing, every write goes through
-// `Socket#write` as before.
+// as `net.Socket#write` itself makes them, without the writable stream's JavaScript around the call
+// (write, _write, the socket's _writeGeneric, afterWriteDispatched, onwrite and their state) and
+// without a new write request object per write. It leans on two internals of Node: the socket's
+// `_handle` and the `WriteWrap` request object of the `stream_wrap` binding (reached through
+// `process.binding`, which Node keeps for a fixed list of bindings). socket-writer.test.ts guards
+// both on every supported Node; where either is missing, every write goes through `Socket#write`
+// as before.
 import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
 
@@ -32,6 +32,9 @@ interface WritableHandle {
 }
 
 function loadBinding(): StreamWrapBinding | null {
+  // Under --pending-deprecation, process.binding warns (DEP0111); with --throw-deprecation as well,
+  // that warning would end the process: there, writes stay the stream's.
+  if (process.throwDeprecation === true) return null;
   try {
     const binding = (process as unknown as { binding(name: string): Partial<StreamWrapBinding> }).binding(
       'stream_wrap',
