@@ -120,7 +120,7 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
 
   write(data: string | Buffer): boolean {
     if (this.socket.destroyed) return true;
-    return typeof data === 'string' ? this.writer.writeLatin1(data) : this.writer.writeBytes(data);
+    return this.writer.write(data);
   }
 
   get holdsWrites(): boolean {

@@ -119,7 +119,7 @@ void describe('SocketWriter', () => {
     assert.equal(writer.holdsWrites, true);
     // While it is in flight, later writes queue behind it through the stream.
     writer.writeLatin1('tail-1;');
-    writer.writeBytes(Buffer.from('tail-2'));
+    writer.write(Buffer.from('tail-2'));
     assert.equal(streamWrites.count, 2);
     let after = false;
     writer.afterWrites(() => (after = true));

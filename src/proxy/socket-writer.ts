@@ -16,13 +16,12 @@ interface StreamWrapBinding {
   kLastWriteWasAsync: number;
 }
 
-/** A write request as the binding fills it and calls it back (`oncomplete`) when it finishes late. */
+/**
+ * A write request: the binding calls its `oncomplete` when a queued write finishes, and reads
+ * nothing else of it (`writer` is ours).
+ */
 interface WriteRequest {
-  handle: WritableHandle;
   oncomplete: (this: WriteRequest, status: number) => void;
-  async: boolean;
-  bytes: number;
-  buffer: null;
   writer: SocketWriter;
 }
 
@@ -109,19 +108,18 @@ export class SocketWriter {
     }
     // The kernel took part of it; libuv holds a copy of the rest and calls back when it is out
     // (never before this returns). The request is libuv's now: the next write takes a new one.
-    req.handle = handle;
     req.oncomplete = onDirectWriteComplete;
-    req.async = true;
-    req.bytes = data.length;
-    req.buffer = null;
     req.writer = this;
     this.inFlight++;
     return false;
   }
 
-  /** Writes bytes through the stream (kept there: the request would have to hold them). */
-  writeBytes(data: Buffer): boolean {
-    return this.socket.write(data);
+  /**
+   * Writes a string as `writeLatin1` does, or bytes through the stream (kept there: a direct
+   * request would have to hold them until written).
+   */
+  write(data: string | Buffer): boolean {
+    return typeof data === 'string' ? this.writeLatin1(data) : this.socket.write(data);
   }
 
   /** Whether written bytes are still waiting to go out. */

@@ -196,7 +196,7 @@ export class UpstreamConnection {
   }
 
   write(data: string | Buffer): boolean {
-    return typeof data === 'string' ? this.writer.writeLatin1(data) : this.writer.writeBytes(data);
+    return this.writer.write(data);
   }
 
   /** Marks the request as completely written: from now on the upstream owes an answer. */
