@@ -78,6 +78,7 @@ const ENV = {
   ACCESS_TOKEN_TTL_SECONDS: integer(3600, 60, 86400),
   LOG_LEVEL: oneOf('info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   UPSTREAM_URL: text(''),
+  SHUTDOWN_DELAY_MS: integer(5000, 0, 600000),
   SHUTDOWN_GRACE_MS: integer(10000, 0, 600000),
   // The request proxy (src/proxy).
   PROXY_TIMEOUT_MS: integer(30000, 1, 3600000),
@@ -199,6 +200,9 @@ export interface Config {
   accessTokenTtlSeconds: number;
   logLevel: string;
   upstreamUrl: string | null;
+  /** After SIGTERM, how long the listeners go on serving (with /readyz 503) before they close. */
+  shutdownDelayMs: number;
+  /** Once the listeners close, how long in-flight requests, exchanges and jobs may take. */
   shutdownGraceMs: number;
   /** Largest file accepted by an upload URL or fetched by records:load. */
   uploadMaxBytes: number;
@@ -329,6 +333,7 @@ export function loadConfig(
     accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS,
     logLevel: e.LOG_LEVEL,
     upstreamUrl: e.UPSTREAM_URL || null,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     uploadMaxBytes: e.UPLOAD_MAX_BYTES,
     maxInflatedBytes: e.MAX_INFLATED_BYTES || Math.min(10 * e.UPLOAD_MAX_BYTES, Number.MAX_SAFE_INTEGER),

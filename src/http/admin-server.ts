@@ -26,6 +26,8 @@ export async function startAdminServer(
   deps: ProbeDeps & { logger: Logger },
 ): Promise<AdminServer> {
   const server = createServer((req, res) => {
+    // Shutting down: a prober's keep-alive connection does not hold the listener open.
+    if (deps.draining?.() === true) res.setHeader('connection', 'close');
     handle(req, res, deps).catch((err: unknown) => {
       deps.logger.error({ err }, 'admin request failed');
       if (!res.headersSent) sendProblem(req, res, problem('internal', 'An unexpected error occurred.'));

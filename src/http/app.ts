@@ -116,6 +116,8 @@ export async function buildApp(
   });
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    // Shutting down: keep-alive clients move on to another process after this answer.
+    if (deps.draining?.() === true) void reply.header('connection', 'close');
   });
   installProblemHandlers(app);
   requireHostHeader(app);

@@ -14,7 +14,9 @@ export const WORKER_CONFIG_ENV = 'DX_PROXY_WORKER_CONFIG';
 
 /** Messages from the primary to a proxy worker. */
 export type ToWorker =
-  { type: 'dx-proxy:shutdown' } | { type: 'dx-proxy:collect-metrics'; requestId: number };
+  | { type: 'dx-proxy:drain' }
+  | { type: 'dx-proxy:shutdown' }
+  | { type: 'dx-proxy:collect-metrics'; requestId: number };
 
 /** Messages from a proxy worker to the primary. */
 export type FromWorker =
@@ -30,6 +32,8 @@ export interface ProxyRole {
   url: string;
   /** Prometheus text of the proxy's metrics: this process's, or every worker's summed. */
   metrics(): Promise<string>;
+  /** Goes on serving, answering with `Connection: close` (the delay before close()). */
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -50,6 +54,7 @@ export async function runProxyRole(config: Config, deps: ProxyRoleDeps): Promise
     return {
       url: proxy.url,
       metrics: () => proxyRegistry([proxy.metrics.toJSON()]).metrics(),
+      drain: () => proxy.drain(),
       close: () => proxy.close(),
     };
   }
@@ -94,6 +99,11 @@ export async function startProxyWorkers(config: Config, logger?: Logger): Promis
       const requestId = nextMetricsRequest++;
       const live = [...workers].filter((w) => w.isConnected());
       return proxyRegistry(await Promise.all(live.map((w) => workerMetrics(w, requestId)))).metrics();
+    },
+    drain: () => {
+      // A worker that ends from now on is not replaced.
+      closing = true;
+      for (const w of workers) if (w.isConnected()) w.send({ type: 'dx-proxy:drain' } satisfies ToWorker);
     },
     close: async () => {
       closing = true;

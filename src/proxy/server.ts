@@ -43,6 +43,8 @@ export interface RunningProxy {
   url: string;
   metrics: ProxyMetrics;
   proxyIds: ProxyIdCache;
+  /** Keeps serving, but every answer says `Connection: close` and ends its connection. */
+  drain(): void;
   /** Stops accepting, lets in-flight exchanges finish for up to SHUTDOWN_GRACE_MS, then cuts them. */
   close(): Promise<void>;
 }
@@ -205,6 +207,11 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     for (const c of connections) if (c.idle && (c.endedAt === 0 || c.socket.writableFinished)) c.destroy();
   }
 
+  /** Keep-alive clients move on: each answer from now on closes its connection (shutdown's delay). */
+  function drain(): void {
+    closing = true;
+  }
+
   async function close(graceMs = config.shutdownGraceMs): Promise<void> {
     closing = true;
     cache.stop();
@@ -233,7 +240,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     await ctx.accessLog.flush();
   }
 
-  return { server, metrics, cache, logger, close };
+  return { server, metrics, cache, logger, drain, close };
 }
 
 /** Starts the proxy on HOST:PROXY_PORT after loading the active proxy IDs. */
@@ -259,6 +266,7 @@ export async function startProxy(config: Config, deps: ProxyDeps): Promise<Runni
     url: `http://${host}:${address.port}`,
     metrics: proxy.metrics,
     proxyIds: proxy.cache,
+    drain: () => proxy.drain(),
     close: () => proxy.close(),
   };
 }

@@ -28,17 +28,32 @@ async function main(): Promise<void> {
   };
   process.on('message', (msg: ToWorker) => {
     switch (msg.type) {
+      case 'dx-proxy:drain':
+        proxy.drain();
+        break;
       case 'dx-proxy:shutdown':
         stop();
         break;
       case 'dx-proxy:collect-metrics':
         send({ type: 'dx-proxy:metrics', requestId: msg.requestId, metrics: proxy.metrics.toJSON() });
         break;
+      default: {
+        // A new message fails to compile here until it is handled above.
+        const unhandled: never = msg;
+        return unhandled;
+      }
     }
   });
-  // The primary handles signals; a worker just ignores SIGINT from the terminal's process group.
+  // The primary handles signals; a worker just ignores SIGINT and SIGHUP from the terminal's
+  // process group (and ends with the primary, whose channel closes when it is gone).
   process.on('SIGINT', () => undefined);
-  process.on('SIGTERM', stop);
+  process.on('SIGHUP', () => undefined);
+  // SIGTERM to every process of the group (systemd's default) or to this worker alone: the same
+  // sequence as the primary's, so the shared port does not close before the delay is over.
+  process.on('SIGTERM', () => {
+    proxy.drain();
+    setTimeout(stop, config.shutdownDelayMs);
+  });
   send({ type: 'dx-proxy:ready', url: proxy.url });
 }
 

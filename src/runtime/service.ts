@@ -1,5 +1,6 @@
 // The composition root: opens the database, builds each role the configuration asks for, and
-// shuts them down in order (stop accepting, finish in-flight work, close the database).
+// shuts them down in order (not ready, serve on for a delay, stop accepting, finish in-flight work,
+// close the database).
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_ADMIN_PORT, type Config } from '../config.js';
 import { startAdminServer, type AdminServer } from '../http/admin-server.js';
@@ -27,7 +28,18 @@ export interface RunningService {
   adminUrl: string;
   /** The process's logger; each role logs through a child of it. */
   logger: Logger;
-  close(): Promise<void>;
+  /**
+   * Shuts every role down: /readyz answers 503 at once and workers stop claiming; the listeners
+   * go on serving for `delayMs` (answering `Connection: close`), then close, and in-flight
+   * requests, exchanges and jobs get SHUTDOWN_GRACE_MS. A second call without a delay ends the
+   * delay under way.
+   */
+  close(options?: CloseOptions): Promise<void>;
+}
+
+export interface CloseOptions {
+  /** How long the listeners go on serving before they close (SHUTDOWN_DELAY_MS on SIGTERM); default 0. */
+  delayMs?: number;
 }
 
 export interface StartOptions {
@@ -129,16 +141,44 @@ export async function startService(config: Config, options: StartOptions = {}): 
     }
 
     const started = { api, proxy, admin };
+    // Without a listener that load balancers send traffic to, there is nobody to wait for.
+    const serving = api !== null || proxy !== null;
     let closing: Promise<void> | null = null;
-    const close = () =>
-      (closing ??= (async () => {
+    let endDelay: (() => void) | null = null;
+    const close = (options: CloseOptions = {}): Promise<void> => {
+      const delayMs = serving ? (options.delayMs ?? 0) : 0;
+      if (closing !== null) {
+        if (delayMs === 0) endDelay?.();
+        return closing;
+      }
+      closing = (async () => {
         draining = true;
-        // The worker gets the grace period while the API and proxy stop accepting.
-        await Promise.all([started.api?.close(), started.proxy?.close(), uploads?.close(), worker?.close()]);
+        worker?.drain();
+        const uploadsClosed = uploads?.close();
+        started.proxy?.drain();
+        if (delayMs > 0) {
+          logger.info({ delayMs }, 'not ready; the listeners close after the delay');
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, delayMs);
+            endDelay = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        }
+        logger.info({ graceMs: config.shutdownGraceMs }, 'listeners closing; in-flight work may finish');
+        await Promise.all([
+          started.api !== null ? closeApi(started.api, config.shutdownGraceMs) : undefined,
+          started.proxy?.close(),
+          uploadsClosed,
+          worker?.close(),
+        ]);
         // The admin port answers (not ready) until the roles have stopped.
         await started.admin?.close();
         await database.close();
-      })());
+      })();
+      return closing;
+    };
     return { database, services, api, apiUrl, adminUrl, logger, proxy, close };
   } catch (err) {
     // Nothing half-started stays up: a process serving the proxy but not the API would look alive.
@@ -146,5 +186,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await Promise.allSettled(half.map((r) => r.close()));
     await database.close();
     throw err;
+  }
+}
+
+/** Closes the API's listener; connections whose requests outlast `graceMs` are cut. */
+async function closeApi(api: FastifyInstance, graceMs: number): Promise<void> {
+  // Fastify answers requests on connections still open 503 with `Connection: close` meanwhile.
+  const timer = setTimeout(() => api.server.closeAllConnections(), graceMs);
+  try {
+    await api.close();
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -17,6 +17,8 @@ const SWEEP_EVERY_MS = 30_000;
 /** A running worker; `close()` stops claiming and finishes or releases its jobs. */
 export interface Worker {
   readonly owner: string;
+  /** Stops claiming jobs and webhook deliveries (shutdown has begun); those under way go on. */
+  drain(): void;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -66,11 +68,17 @@ export function startWorker(deps: WorkerDeps): Worker {
 
   const looping = loop();
   const webhooks = startWebhookDeliverer(deps, owner);
+  let webhooksClosed: Promise<void> | null = null;
+  const drain = () => {
+    stop.abort();
+    webhooksClosed ??= webhooks.close();
+  };
   return {
     owner,
+    drain,
     async close(graceMs = deps.config.shutdownGraceMs) {
-      stop.abort();
-      await Promise.all([looping, webhooks.close()]);
+      drain();
+      await Promise.all([looping, webhooksClosed]);
       const all = () => Promise.all([...running.values()].map((r) => r.promise));
       let timer: NodeJS.Timeout | undefined;
       const inTime = await Promise.race([

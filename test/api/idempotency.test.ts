@@ -33,7 +33,7 @@ const BIN = join(process.cwd(), 'bin', 'dx.js');
 /** A second `dx serve --role api` process on the fixture's database; resolves with its origin. */
 async function startApiProcess(env: Record<string, string>) {
   const child = spawn(process.execPath, [BIN, 'serve', '--role', 'api', '--api-port', '0'], {
-    env: { ...process.env, ...env, HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+    env: { ...process.env, ...env, HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_DELAY_MS: '0' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));

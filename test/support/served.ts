@@ -51,6 +51,8 @@ export function serve(role: string, options: ServeOptions = {}): Served {
       PROXY_PORT: '0',
       // A process without the API would take the default admin port, which parallel tests share.
       ...(role.includes('api') ? {} : { ADMIN_PORT: '0' }),
+      // No load balancer to wait for on SIGTERM; the tests of the delay set their own.
+      SHUTDOWN_DELAY_MS: '0',
       ...options.env,
     },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -53,13 +53,24 @@ export function registerServeCommands(program: Command): void {
       ];
       process.stderr.write(`${banner.join('\n')}\n`);
       let stopping = false;
-      const stop = (signal: string) => {
-        if (stopping) return;
+      const stop = (signal: NodeJS.Signals) => {
+        // SIGTERM comes from a supervisor whose load balancers need time to take the process out;
+        // SIGINT is a person's Ctrl-C, SIGHUP a closed terminal or a lost starter (bin/node-runtime.js).
+        const delayMs = signal === 'SIGTERM' ? config.shutdownDelayMs : 0;
+        if (stopping) {
+          // A Ctrl-C after SIGTERM cuts the delay short.
+          if (delayMs === 0) void service.close({ delayMs });
+          return;
+        }
         stopping = true;
         log.info({ signal }, 'shutting down');
-        const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 5000);
+        const limitMs = delayMs + config.shutdownGraceMs + 5000;
+        const force = setTimeout(() => {
+          log.error({ limitMs }, 'shutdown took too long; exiting');
+          process.exit(1);
+        }, limitMs);
         force.unref();
-        service.close().then(
+        service.close({ delayMs }).then(
           () => process.exit(0),
           (err: unknown) => {
             log.error({ err }, 'shutdown failed');
@@ -67,8 +78,7 @@ export function registerServeCommands(program: Command): void {
           },
         );
       };
-      process.on('SIGTERM', () => stop('SIGTERM'));
-      process.on('SIGINT', () => stop('SIGINT'));
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
     });
 
   program

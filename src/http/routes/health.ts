@@ -3,6 +3,8 @@ import { Type } from 'typebox';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
 import { checkReadiness, metricsText } from '../probes.js';
+import { sendProblem } from '../problems.js';
+import { ProblemError } from '../../errors.js';
 import { ref } from '../schemas/components.js';
 import { HealthStatus } from '../schemas/platform.js';
 
@@ -46,8 +48,14 @@ export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
         response: { 200: ref(HealthStatus), ...problems(400, 503) },
       },
     },
-    async () => {
-      await checkReadiness(deps);
+    async (request, reply) => {
+      try {
+        await checkReadiness(deps);
+      } catch (err) {
+        // Draining is where a stopping process is meant to be: answered, not logged as a failure.
+        if (deps.draining?.() === true && err instanceof ProblemError) return sendProblem(reply, request, err);
+        throw err;
+      }
       return { status: 'ready' };
     },
   );
