@@ -17,6 +17,7 @@ const CONNECT_FAILURES: Record<string, string> = {
   ETIMEDOUT: 'the connection timed out',
   ECONNRESET: 'the connection was reset',
   EHOSTUNREACH: 'the host is unreachable',
+  UND_ERR_SOCKET: 'the connection was closed',
 };
 
 /** The system error behind an error (fetch wraps it as `cause`; pg throws it as is). */
@@ -54,4 +55,13 @@ export function databaseUnreachable(err: unknown, databaseUrl: string): Error | 
       'Is PostgreSQL running there? Another database: DATABASE_URL.',
     { cause: err },
   );
+}
+
+/** Why a call found the service unavailable, in a few words: the connection's failure, or the status. */
+export function unavailableReason(err: unknown): string {
+  const sys = systemErrorOf(err);
+  if (sys !== null) return describeConnectFailure(sys);
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === 'number') return `HTTP ${status}`;
+  return err instanceof Error ? err.message : String(err);
 }

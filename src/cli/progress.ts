@@ -1,5 +1,6 @@
 // The progress display of `dx upload`: the file's bytes going up, then the job waiting, then the
-// records the worker reads, each with its rate and (when the size is known) the time left. On a
+// records the worker reads, each with its rate and (when the size is known) the time left; and a
+// line when the service stops answering for a while (a restart). On a
 // terminal one line is redrawn in place; otherwise (a log, a CI job) plain lines come at a modest
 // pace, so the output reads well in a file: no carriage returns, no flood.
 
@@ -7,6 +8,8 @@
 export type ProgressState =
   | { phase: 'upload'; bytes: number; total: number; at: number }
   | { phase: 'waiting'; status: string; at: number }
+  /** The service does not answer (`reason`); the job is read again for up to `waitMs`. */
+  | { phase: 'unavailable'; reason: string; waitMs: number; at: number }
   | { phase: 'load'; rows: number; bytes: number; total: number | null; at: number };
 
 /** Where the display writes; `isTTY` picks redrawn or plain lines. */
@@ -109,6 +112,8 @@ export function describe(state: ProgressState, since: PhaseStart): string {
     }
     case 'waiting':
       return `waiting for a worker (${state.status})`;
+    case 'unavailable':
+      return `the service does not answer (${state.reason}); waiting up to ${formatDuration(state.waitMs / 1000)} for it`;
     case 'load': {
       const rowRate = perSecond(state.rows - since.rows, seconds);
       const byteRate = perSecond(state.bytes - since.bytes, seconds);
@@ -173,7 +178,7 @@ function phaseKey(state: ProgressState): string {
 }
 
 function bytesOf(state: ProgressState): number {
-  return state.phase === 'waiting' ? 0 : state.bytes;
+  return state.phase === 'upload' || state.phase === 'load' ? state.bytes : 0;
 }
 
 function rowsOf(state: ProgressState): number {
@@ -182,6 +187,6 @@ function rowsOf(state: ProgressState): number {
 
 /** Which tenth of the way the state is at (plain output prints a line at each); -1 when unknown. */
 function decileOf(state: ProgressState): number {
-  if (state.phase === 'waiting' || state.total === null) return -1;
+  if (state.phase === 'waiting' || state.phase === 'unavailable' || state.total === null) return -1;
   return Math.floor(percent(state.bytes, state.total) / 10);
 }

@@ -1,6 +1,13 @@
 // DxClient: an installation's view of the API (datasets, loads, jobs, records) with an access
 // token, fixed or minted and refreshed by DxApp.
-import { JobTimeoutError, isFinal, resultOf, type JobResult, type WaitOptions } from './jobs.js';
+import {
+  JobTimeoutError,
+  isFinal,
+  readThroughOutage,
+  resultOf,
+  type JobResult,
+  type WaitOptions,
+} from './jobs.js';
 import { apiBaseOf, sleep, Transport, type Credential, type FetchLike } from './http.js';
 import { problemFromResponse } from './problem.js';
 import {
@@ -214,12 +221,16 @@ export class DxClient {
     return (await this.http.json<{ data: Job[] }>('GET', `/datasets/${enc(datasetId)}/jobs`)).data;
   }
 
-  /** Reads the job until it ends, waiting longer between reads as it goes (backoff ×1.5). */
+  /**
+   * Reads the job until it ends, waiting longer between reads as it goes (backoff ×1.5); with
+   * `unavailableMs`, rides over a restart of the service.
+   */
   async waitForJob(jobId: string, options: WaitOptions = {}): Promise<JobResult> {
     const until = Date.now() + (options.timeoutMs ?? 3_600_000);
     const max = options.maxIntervalMs ?? 2000;
+    const read = () => this.http.json<Job>('GET', `/datasets/jobs/${enc(jobId)}`, signalOf(options));
     for (let delay = options.initialIntervalMs ?? 200; ; delay = Math.min(max, delay * 1.5)) {
-      const job = await this.http.json<Job>('GET', `/datasets/jobs/${enc(jobId)}`, signalOf(options));
+      const job = await readThroughOutage(read, options);
       options.onPoll?.(job);
       if (isFinal(job)) return resultOf(job);
       if (Date.now() + delay > until) throw new JobTimeoutError(job);

@@ -13,7 +13,14 @@ export {
 export { signAppJwt, MAX_APP_JWT_TTL_SECONDS, type AppJwtOptions, type PrivateKeyInput } from './app-jwt.js';
 export { TokenCache, type CachedToken, type TokenCacheOptions } from './tokens.js';
 export { DxProblemError, isDxProblem, type Problem } from './problem.js';
-export { JobTimeoutError, isFinal, resultOf, type JobResult, type WaitOptions } from './jobs.js';
+export {
+  JobTimeoutError,
+  isFinal,
+  isUnavailable,
+  resultOf,
+  type JobResult,
+  type WaitOptions,
+} from './jobs.js';
 export {
   formatOfName,
   MEDIA_TYPES,

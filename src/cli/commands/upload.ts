@@ -2,7 +2,8 @@
 // with the project's own client package (@dataset-exchange/client) as partners would write it:
 // an upload URL, the PUT of the file (or a resumable session's slices), then the job polled to
 // its end. Progress of the whole job (the upload, then the records read) goes to stderr
-// (progress.ts); the outcome, and the row errors and rejected-rows link when there are any.
+// (progress.ts); the outcome, and the row errors and rejected-rows link when there are any. The
+// polls ride over a restart of the service; the upload itself is not repeated (see below).
 import type { Command } from 'commander';
 import {
   DxClient,
@@ -15,7 +16,7 @@ import {
   type LoadMode,
   type UploadFormat,
 } from '@dataset-exchange/client';
-import { serviceUnreachable } from '../errors.js';
+import { serviceUnreachable, unavailableReason } from '../errors.js';
 import { ProgressDisplay } from '../progress.js';
 import { LOAD_MODES } from '../../domain/jobs/status.js';
 import { MAX_BAD_RECORDS_LIMIT } from '../../domain/jobs/load-options.js';
@@ -27,6 +28,7 @@ interface UploadOptions {
   url?: string;
   json?: boolean;
   timeout: string;
+  waitForService: string;
   dryRun?: boolean;
   maxBadRecords?: string;
   resumable?: boolean;
@@ -56,6 +58,11 @@ export function registerUploadCommand(program: Command): void {
     .option('--token <token>', 'access token (default: env DX_ACCESS_TOKEN)')
     .option('--url <url>', 'API base URL (default: env DX_API_URL, else http://localhost:8080)')
     .option('--timeout <seconds>', 'how long to wait for the job', '3600')
+    .option(
+      '--wait-for-service <seconds>',
+      'while waiting for the job, how long to go on when the service does not answer (a restart)',
+      '120',
+    )
     .option('--json', 'print the final job as JSON')
     .action(async (datasetId: string, file: string, opts: UploadOptions) => {
       // Every flag is checked before anything is sent.
@@ -71,6 +78,11 @@ export function registerUploadCommand(program: Command): void {
       const timeoutSeconds = Number(opts.timeout);
       if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
         throw new Error(`--timeout must be a positive number of seconds (got "${opts.timeout}")`);
+      const outageSeconds = Number(opts.waitForService);
+      if (opts.waitForService.trim() === '' || !Number.isFinite(outageSeconds) || outageSeconds < 0)
+        throw new Error(
+          `--wait-for-service must be a number of seconds, 0 or more (got "${opts.waitForService}")`,
+        );
       const apiUrl = opts.url ?? process.env.DX_API_URL ?? 'http://localhost:8080';
       if (!/^https?:\/\/[^/]/i.test(apiUrl) || !URL.canParse(apiUrl))
         throw new Error(`--url must be an http(s) URL such as http://localhost:8080 (got "${apiUrl}")`);
@@ -79,6 +91,8 @@ export function registerUploadCommand(program: Command): void {
       const display = new ProgressDisplay(process.stderr);
       let result: JobResult;
       try {
+        // Not repeated when it fails: the upload URL's POST would make a second job, and the PUT
+        // may have been stored although its answer was lost (the URL then answers 409).
         const upload = await dx.upload(
           datasetId,
           { path: file },
@@ -101,6 +115,13 @@ export function registerUploadCommand(program: Command): void {
           // the service refreshes a running job's figures (every second).
           initialIntervalMs: 200,
           maxIntervalMs: 1000,
+          // Reading the job is safe to repeat: a restart of the service (or a deployment) between
+          // two reads does not end the command, and the job's real outcome is reported.
+          unavailableMs: outageSeconds * 1000,
+          onUnavailable: (err) => {
+            const reason = unavailableReason(err);
+            display.show({ phase: 'unavailable', reason, waitMs: outageSeconds * 1000, at: Date.now() });
+          },
           onPoll: (job) => {
             const status = job.currentStatus.datasetJobStatusName;
             const ended = isFinal(job);
