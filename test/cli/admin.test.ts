@@ -13,6 +13,7 @@ import { createServer as createTcpServer, connect, type AddressInfo, type Socket
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { POSTGRES_URL, dropPostgresSchema, postgresUrlIn } from '../support/databases.js';
+import { portRefuses } from '../support/processes.js';
 import { BANNERS, DX_BIN, serve, type Served } from '../support/served.js';
 
 const AUTH = `Basic ${Buffer.from('testApp:s3cr3t-api-key|1').toString('base64')}`;
@@ -210,6 +211,52 @@ test('/readyz answers 503 while the process drains on SIGTERM, /healthz stays 20
     assert.equal((await inflight).status, 200);
     const [code] = await exited;
     assert.equal(code, 0, proxy.stderr());
+  } finally {
+    proxy.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+    await upstream.close();
+  }
+});
+
+test('SIGTERM to a proxy: /readyz 503 at once, the proxy forwards for SHUTDOWN_DELAY_MS with Connection: close, then closes after the exchange in flight', async () => {
+  const upstream = await recordingUpstream();
+  const dataDir = mkdtempSync(join(tmpdir(), 'dx-admin-delay-'));
+  const id = await createProxyId(dataDir);
+  const proxy = serve('proxy', {
+    env: {
+      ADMIN_PORT: '0',
+      UPSTREAM_URL: upstream.url,
+      SHUTDOWN_DELAY_MS: '2000',
+      SHUTDOWN_GRACE_MS: '20000',
+    },
+    dataDir,
+  });
+  const headers = { authorization: AUTH, 'x-proxyvid': id };
+  try {
+    const proxyUrl = await proxy.banner(PROXY);
+    const admin = await proxy.banner(ADMIN);
+    upstream.hold = true;
+    const inflight = getOnNewConnection(`${proxyUrl}/v4/slow`, headers);
+    await until(() => upstream.seen.length === 1, 'the request upstream');
+    upstream.hold = false;
+    const exited = once(proxy.child, 'exit') as Promise<[number | null]>;
+    const signalledAt = Date.now();
+    proxy.child.kill('SIGTERM');
+    await until(async () => (await fetch(`${admin}/readyz`)).status === 503, '/readyz to turn 503', 1000);
+    // The proxy still takes new connections and forwards, telling keep-alive clients to move on.
+    const during = await getOnNewConnection(`${proxyUrl}/v4/echoes`, headers);
+    assert.equal(during.status, 200);
+    assert.equal(during.headers.connection, 'close');
+    const proxyPort = Number(new URL(proxyUrl).port);
+    await until(() => portRefuses(proxyPort), 'the proxy port to close');
+    assert.ok(Date.now() - signalledAt >= 1500, `closed after ${Date.now() - signalledAt} ms`);
+    // The admin port answers (not ready) while the exchange in flight holds the process.
+    assert.equal((await fetch(`${admin}/readyz`)).status, 503);
+    upstream.release();
+    assert.equal((await inflight).status, 200);
+    const [code] = await exited;
+    assert.equal(code, 0, proxy.stderr());
+    assert.ok(await portRefuses(Number(new URL(admin).port)), 'the admin port stayed open');
   } finally {
     proxy.cleanup();
     rmSync(dataDir, { recursive: true, force: true });

@@ -51,7 +51,6 @@ export function registerServeCommands(program: Command): void {
           ? `Admin on the API's port: ${service.adminUrl}/healthz, /readyz, /metrics`
           : `Admin listening on ${service.adminUrl}: /healthz, /readyz, /metrics`,
       ];
-      process.stderr.write(`${banner.join('\n')}\n`);
       let stopping = false;
       const stop = (signal: NodeJS.Signals) => {
         // SIGTERM comes from a supervisor whose load balancers need time to take the process out;
@@ -79,6 +78,8 @@ export function registerServeCommands(program: Command): void {
         );
       };
       for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+      // Only now: whoever waits for the banner may signal at once.
+      process.stderr.write(`${banner.join('\n')}\n`);
     });
 
   program
