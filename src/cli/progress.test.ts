@@ -84,6 +84,13 @@ void describe('progress formatting', () => {
       describeState({ phase: 'waiting', status: 'Queued', at: 0 }, start),
       'waiting for a worker (Queued)',
     );
+    assert.equal(
+      describeState(
+        { phase: 'unavailable', reason: 'nothing listens there (127.0.0.1:8080)', waitMs: 120_000, at: 0 },
+        start,
+      ),
+      'the service does not answer: nothing listens there (127.0.0.1:8080); waiting up to 2m 00s for it',
+    );
   });
 });
 

@@ -113,7 +113,7 @@ export function describe(state: ProgressState, since: PhaseStart): string {
     case 'waiting':
       return `waiting for a worker (${state.status})`;
     case 'unavailable':
-      return `the service does not answer (${state.reason}); waiting up to ${formatDuration(state.waitMs / 1000)} for it`;
+      return `the service does not answer: ${state.reason}; waiting up to ${formatDuration(state.waitMs / 1000)} for it`;
     case 'load': {
       const rowRate = perSecond(state.rows - since.rows, seconds);
       const byteRate = perSecond(state.bytes - since.bytes, seconds);

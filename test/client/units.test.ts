@@ -1,5 +1,6 @@
 // The client package's own logic without a service: token refresh timing on a fake clock, app JWT
-// signing, problems of any body, and a resumable session resuming after failed slices.
+// signing, problems of any body, a resumable session resuming after failed slices, and a job
+// waited for across a restart of the service.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
@@ -290,5 +291,67 @@ describe('resumable uploads', () => {
     );
     assert.equal(done.bytes, lines.join('').length);
     assert.equal(new TextDecoder().decode(Uint8Array.from(session.stored)), lines.join(''));
+  });
+});
+
+describe('waiting for a job across a restart of the service', () => {
+  const job = (status: string) => ({
+    datasetJobId: 'job-1',
+    currentStatus: {
+      datasetJobStatusName: status,
+      logData: status === 'Completed' ? { message: 'done', rowsLoaded: 3 } : null,
+      errorData: null,
+    },
+    progress: null,
+    rejectedRowsUrl: null,
+  });
+  const refused = () =>
+    new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    });
+  const problem = (status: number) =>
+    json(status, { type: 'about:blank', title: 'Unavailable', status }, 'application/problem+json');
+
+  /** A service that answers `script` in turn: a job status, a status code, or a refused connection. */
+  function scripted(script: (string | number | 'refused')[]) {
+    let i = 0;
+    const fetch: FetchLike = async () => {
+      const step = script[Math.min(i++, script.length - 1)];
+      if (step === 'refused') throw refused();
+      if (typeof step === 'number') return problem(step);
+      return json(200, job(step as string));
+    };
+    return { client: new DxClient({ baseUrl: 'http://dx.test', accessToken: 't', fetch }), reads: () => i };
+  }
+
+  it('reads again through refused connections and 502/503/504, telling once per outage', async () => {
+    const s = scripted(['Running', 'refused', 503, 'refused', 'Running', 502, 504, 'Completed']);
+    const outages: unknown[] = [];
+    const result = await s.client.waitForJob('job-1', {
+      initialIntervalMs: 1,
+      maxIntervalMs: 1,
+      unavailableMs: 60_000,
+      onUnavailable: (err) => outages.push(err),
+    });
+    assert.equal(result.status, 'Completed');
+    assert.equal(s.reads(), 8);
+    assert.equal(outages.length, 2);
+    assert.ok(outages[0] instanceof TypeError);
+    assert.ok(outages[1] instanceof DxProblemError && outages[1].status === 502);
+  });
+
+  it('throws at once without unavailableMs, and past it; other problems are never read again', async () => {
+    await assert.rejects(scripted(['refused', 'Completed']).client.waitForJob('job-1'), /fetch failed/);
+    const long = scripted(['Running', 'refused']);
+    const started = Date.now();
+    await assert.rejects(
+      long.client.waitForJob('job-1', { initialIntervalMs: 1, unavailableMs: 600 }),
+      /fetch failed/,
+    );
+    assert.ok(Date.now() - started < 2000);
+    assert.ok(long.reads() >= 3 && long.reads() <= 4, `${long.reads()} reads`);
+    const missing = scripted([404, 'Completed']);
+    await assert.rejects(missing.client.waitForJob('job-1', { unavailableMs: 60_000 }), DxProblemError);
+    assert.equal(missing.reads(), 1);
   });
 });
