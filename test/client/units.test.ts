@@ -313,7 +313,7 @@ describe('waiting for a job across a restart of the service', () => {
     json(status, { type: 'about:blank', title: 'Unavailable', status }, 'application/problem+json');
 
   /** A service that answers `script` in turn: a job status, a status code, or a refused connection. */
-  function scripted(script: (string | number | 'refused')[]) {
+  function scripted(script: (string | number)[]) {
     let i = 0;
     const fetch: FetchLike = async () => {
       const step = script[Math.min(i++, script.length - 1)];

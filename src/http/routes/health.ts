@@ -53,7 +53,8 @@ export function healthRoutes(app: TypedApp, deps: ApiDeps): void {
         await checkReadiness(deps);
       } catch (err) {
         // Draining is where a stopping process is meant to be: answered, not logged as a failure.
-        if (deps.draining?.() === true && err instanceof ProblemError) return sendProblem(reply, request, err);
+        if (deps.draining?.() === true && err instanceof ProblemError)
+          return sendProblem(reply, request, err);
         throw err;
       }
       return { status: 'ready' };
