@@ -242,7 +242,7 @@ test('SIGTERM to a proxy: /readyz 503 at once, the proxy forwards for SHUTDOWN_D
     const exited = once(proxy.child, 'exit') as Promise<[number | null]>;
     const signalledAt = Date.now();
     proxy.child.kill('SIGTERM');
-    await until(async () => (await fetch(`${admin}/readyz`)).status === 503, '/readyz to turn 503', 1000);
+    await until(async () => (await fetch(`${admin}/readyz`)).status === 503, '/readyz to turn 503', 1500);
     // The proxy still takes new connections and forwards, telling keep-alive clients to move on.
     const during = await getOnNewConnection(`${proxyUrl}/v4/echoes`, headers);
     assert.equal(during.status, 200);

@@ -25,7 +25,14 @@ async function npmStart(env: Record<string, string>): Promise<NpmStart> {
   const dataDir = mkdtempSync(join(tmpdir(), 'dx-npm-start-'));
   const npm = spawn('npm', ['start'], {
     detached: true,
-    env: { ...process.env, HOST: '127.0.0.1', API_PORT: String(port), DATA_DIR: dataDir, ...env },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      API_PORT: String(port),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
@@ -58,10 +65,16 @@ test('SIGTERM to npm start drains the server, frees the port and leaves no proce
     const names = groupMembers(group).map(processName);
     assert.ok(!names.some((n) => /^(sh|dash|bash)$/.test(n)), names.join(' '));
     process.kill(group, 'SIGTERM');
-    // The signal reached the server, which drains: not ready, still answering.
-    const ready = await fetch(`http://127.0.0.1:${s.port}/readyz`);
-    assert.equal(ready.status, 503);
-    assert.equal(ready.headers.get('connection'), 'close');
+    // The signal reaches the server through npm, and it drains: not ready, still answering.
+    let ready = { status: 0, connection: null as string | null };
+    const turned = await within(1000, async () => {
+      const res = await fetch(`http://127.0.0.1:${s.port}/readyz`);
+      await res.arrayBuffer();
+      ready = { status: res.status, connection: res.headers.get('connection') };
+      return res.status === 503;
+    });
+    assert.ok(turned, `/readyz still answers ${ready.status}`);
+    assert.equal(ready.connection, 'close');
     const [code, signal] = await s.exited;
     assert.deepEqual({ code, signal }, { code: 0, signal: null }, s.output());
     assert.ok(await portRefuses(s.port), 'something still listens on the port');
