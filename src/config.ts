@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { redactUrl } from './lib/redact.js';
 import { allowlistEntryProblem } from './net/address-policy.js';
+import { poolSizeProblem } from './config/database-pool.js';
 import {
   readStorageConfig,
   S3_TRANSFERS,
@@ -72,6 +73,8 @@ const ENV = {
   ROLES: text(''),
   DATA_DIR: text('./data'),
   DATABASE_URL: text(''),
+  // PostgreSQL connections per process pool (config/database-pool.ts: the budget and its check).
+  DATABASE_POOL_SIZE: integer(10, 1, 1000),
   PUBLIC_URL: text(''),
   SIGNING_SECRET: text(''),
   JWT_AUDIENCE: text(''),
@@ -191,6 +194,8 @@ export interface Config {
   dataDir: string;
   /** `sqlite:<file>` or a `postgres://` URL. */
   databaseUrl: string;
+  /** PostgreSQL connections of this process's pool at most (DATABASE_POOL_SIZE). */
+  databasePoolSize: number;
   /** Base URL that clients reach the API at; signed upload and download links are built on it. */
   publicUrl: string;
   /** HMAC key for signed URLs. Empty means: generate one and keep it in DATA_DIR. */
@@ -312,6 +317,16 @@ export function loadConfig(
   }
   const trustProxy = parseTrustProxy(e.TRUST_PROXY, problems);
   const storage = readStorageConfig(e, problems);
+  if (!databaseUrl.startsWith('sqlite:')) {
+    const poolProblem = poolSizeProblem({
+      roles,
+      databasePoolSize: e.DATABASE_POOL_SIZE,
+      workerConcurrency: e.WORKER_CONCURRENCY,
+      exportDownloadsMax: e.EXPORT_DOWNLOADS_MAX,
+      proxy: { workers: e.PROXY_WORKERS },
+    });
+    if (poolProblem !== null) problems.push(poolProblem);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -323,6 +338,7 @@ export function loadConfig(
     roles,
     dataDir,
     databaseUrl,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     publicUrl,
     signingSecret: e.SIGNING_SECRET,
     jwtAudience: e.JWT_AUDIENCE || null,

@@ -2,6 +2,7 @@
 // shuts them down in order (stop accepting, finish in-flight work, close the database).
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_ADMIN_PORT, type Config } from '../config.js';
+import { connectionsPerProcess } from '../config/database-pool.js';
 import { startAdminServer, type AdminServer } from '../http/admin-server.js';
 import { buildApp } from '../http/app.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
@@ -66,7 +67,13 @@ export function adminPlacement(config: Config): { onApi: true } | { onApi: false
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger =
     options.logger === false ? createLogger('silent') : (options.logger ?? createLogger(config.logLevel));
-  const database = await openDatabase(config.databaseUrl, options.database);
+  const poolSize = options.database?.maxConnections ?? config.databasePoolSize;
+  const database = await openDatabase(config.databaseUrl, { ...options.database, maxConnections: poolSize });
+  if (database.engine.kind === 'postgres') {
+    // The figures an operator sums against max_connections (deploy/README.md).
+    const connectionsAtMost = connectionsPerProcess({ ...config, databasePoolSize: poolSize });
+    logger.info({ poolSize, connectionsAtMost }, 'PostgreSQL pool opened');
+  }
   let proxy: ProxyRole | null = null;
   let api: FastifyInstance | null = null;
   let admin: AdminServer | null = null;
