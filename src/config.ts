@@ -3,7 +3,6 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { redactUrl } from './lib/redact.js';
 import { allowlistEntryProblem } from './net/address-policy.js';
-import { poolSizeProblem } from './config/database-pool.js';
 import {
   readStorageConfig,
   S3_TRANSFERS,
@@ -317,16 +316,6 @@ export function loadConfig(
   }
   const trustProxy = parseTrustProxy(e.TRUST_PROXY, problems);
   const storage = readStorageConfig(e, problems);
-  if (!databaseUrl.startsWith('sqlite:')) {
-    const poolProblem = poolSizeProblem({
-      roles,
-      databasePoolSize: e.DATABASE_POOL_SIZE,
-      workerConcurrency: e.WORKER_CONCURRENCY,
-      exportDownloadsMax: e.EXPORT_DOWNLOADS_MAX,
-      proxy: { workers: e.PROXY_WORKERS },
-    });
-    if (poolProblem !== null) problems.push(poolProblem);
-  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
