@@ -3,7 +3,7 @@
 # deploy/README.md recommends (transaction), for the tests and CI:
 #
 #   scripts/pgbouncer.sh start DIR   write DIR/pgbouncer.ini, start PgBouncer, wait until it answers;
-#                                    prints the URL to put in TEST_PGBOUNCER_URL
+#                                    prints its URL (database postgres) for TEST_PGBOUNCER_URL
 #   scripts/pgbouncer.sh stop DIR    stop the PgBouncer started in DIR (by its saved PID)
 #
 # Settings (environment): PGBOUNCER_PORT (6432) on 127.0.0.1, in front of PGBOUNCER_UPSTREAM_HOST
@@ -28,6 +28,10 @@ start)
   dir=$(cd "$dir" && pwd)
   if [ -f "$dir/pgbouncer.pid" ] && kill -0 "$(cat "$dir/pgbouncer.pid")" 2>/dev/null; then
     echo "PgBouncer already runs from $dir (PID $(cat "$dir/pgbouncer.pid"))" >&2
+    exit 1
+  fi
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "127.0.0.1:$port is already taken (a PgBouncer of the system?); set PGBOUNCER_PORT" >&2
     exit 1
   fi
   printf '"%s" ""\n' "$user" >"$dir/userlist.txt"
@@ -61,7 +65,7 @@ INI
   pgbouncer -d "${as[@]}" "$dir/pgbouncer.ini"
   for _ in $(seq 1 100); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "postgres://$user@127.0.0.1:$port/"
+      echo "postgres://$user@127.0.0.1:$port/postgres"
       exit 0
     fi
     sleep 0.1

@@ -22,7 +22,7 @@ const SCHEMA: TableSchema = {
 };
 
 /** The statements of a query's text that keep state in the session beyond their transaction. */
-export function sessionLevelStatements(text: string): string[] {
+function sessionLevelStatements(text: string): string[] {
   return text
     .split(';')
     .map((s) => s.trim().replace(/\s+/g, ' '))
