@@ -137,3 +137,14 @@ test("the README's configuration table lists every variable the service reads", 
   assert.deepEqual(missing, []);
   assert.ok(ENV_NAMES.length > 40);
 });
+
+test('DATABASE_POOL_SIZE: 10 by default, 1 to 1000', () => {
+  const pg = { DATABASE_URL: 'postgres://dx@db/dx' };
+  assert.equal(loadConfig(pg).databasePoolSize, 10);
+  // Whatever the roles: how it compares with the loads and downloads is checked when they start.
+  assert.equal(loadConfig({ ...pg, DATABASE_POOL_SIZE: '1', WORKER_CONCURRENCY: '4' }).databasePoolSize, 1);
+  assert.throws(
+    () => loadConfig({ ...pg, DATABASE_POOL_SIZE: '0' }),
+    /DATABASE_POOL_SIZE: must be between 1/,
+  );
+});

@@ -72,6 +72,8 @@ const ENV = {
   ROLES: text(''),
   DATA_DIR: text('./data'),
   DATABASE_URL: text(''),
+  // PostgreSQL connections per process pool (config/database-pool.ts: the budget and its check).
+  DATABASE_POOL_SIZE: integer(10, 1, 1000),
   PUBLIC_URL: text(''),
   SIGNING_SECRET: text(''),
   JWT_AUDIENCE: text(''),
@@ -192,6 +194,8 @@ export interface Config {
   dataDir: string;
   /** `sqlite:<file>` or a `postgres://` URL. */
   databaseUrl: string;
+  /** PostgreSQL connections of this process's pool at most (DATABASE_POOL_SIZE). */
+  databasePoolSize: number;
   /** Base URL that clients reach the API at; signed upload and download links are built on it. */
   publicUrl: string;
   /** HMAC key for signed URLs. Empty means: generate one and keep it in DATA_DIR. */
@@ -327,6 +331,7 @@ export function loadConfig(
     roles,
     dataDir,
     databaseUrl,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     publicUrl,
     signingSecret: e.SIGNING_SECRET,
     jwtAudience: e.JWT_AUDIENCE || null,

@@ -33,7 +33,7 @@ export async function openMigrated(config: Config): Promise<{ database: Database
   let database: Database | null = null;
   let applied: string[];
   try {
-    database = await openDatabase(config.databaseUrl);
+    database = await openDatabase(config.databaseUrl, { maxConnections: config.databasePoolSize });
     applied = await migrateToLatest(database);
   } catch (err) {
     await database?.close();

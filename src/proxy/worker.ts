@@ -1,6 +1,7 @@
 // Entry point of a proxy cluster worker (forked by startProxyWorkers; not meant to be run by hand).
 import cluster from 'node:cluster';
 import type { Config } from '../config.js';
+import { PROXY_WORKER_POOL_SIZE } from '../config/database-pool.js';
 import { openDatabase } from '../storage/db/database.js';
 import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker } from './cluster.js';
 import { SqlProxyIdStore } from '../domain/identity/proxy-ids.js';
@@ -12,7 +13,7 @@ async function main(): Promise<void> {
     throw new Error('the proxy worker runs under startProxyWorkers only');
   const config = JSON.parse(raw) as Config;
   // The primary already migrated; a worker only reads proxy_ids.
-  const database = await openDatabase(config.databaseUrl, { maxConnections: 2 });
+  const database = await openDatabase(config.databaseUrl, { maxConnections: PROXY_WORKER_POOL_SIZE });
   const proxy = await startProxy(config, {
     proxyIds: new SqlProxyIdStore(database.db),
     rateShare: 1 / config.proxy.workers,

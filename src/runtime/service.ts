@@ -2,7 +2,8 @@
 // shuts them down in order (not ready, serve on for a delay, stop accepting, finish in-flight work,
 // close the database).
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_ADMIN_PORT, type Config } from '../config.js';
+import { ConfigError, DEFAULT_ADMIN_PORT, type Config } from '../config.js';
+import { connectionsPerProcess, poolSizeProblem } from '../config/database-pool.js';
 import { startAdminServer, type AdminServer } from '../http/admin-server.js';
 import { buildApp } from '../http/app.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
@@ -78,7 +79,18 @@ export function adminPlacement(config: Config): { onApi: true } | { onApi: false
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger =
     options.logger === false ? createLogger('silent') : (options.logger ?? createLogger(config.logLevel));
-  const database = await openDatabase(config.databaseUrl, options.database);
+  const poolSize = options.database?.maxConnections ?? config.databasePoolSize;
+  // Checked here, where the roles are known: a CLI command in the same environment needs one connection.
+  const poolProblem = config.databaseUrl.startsWith('sqlite:')
+    ? null
+    : poolSizeProblem({ ...config, databasePoolSize: poolSize });
+  if (poolProblem !== null) throw new ConfigError([poolProblem]);
+  const database = await openDatabase(config.databaseUrl, { ...options.database, maxConnections: poolSize });
+  if (database.engine.kind === 'postgres') {
+    // The figures an operator sums against max_connections (deploy/README.md).
+    const connectionsAtMost = connectionsPerProcess({ ...config, databasePoolSize: poolSize });
+    logger.info({ poolSize, connectionsAtMost }, 'PostgreSQL pool opened');
+  }
   let proxy: ProxyRole | null = null;
   let api: FastifyInstance | null = null;
   let admin: AdminServer | null = null;

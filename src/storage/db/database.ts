@@ -54,7 +54,7 @@ export interface Database {
 export interface OpenOptions {
   /** PostgreSQL only: the schema to create and use (tests isolate themselves this way). */
   schema?: string;
-  /** PostgreSQL pool size. */
+  /** PostgreSQL: the most connections the pool opens (DATABASE_POOL_SIZE); default 10. */
   maxConnections?: number;
 }
 

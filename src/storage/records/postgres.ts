@@ -158,46 +158,56 @@ class PostgresStagingWriter implements StagingWriter {
     const row = quoteId(ROW_COLUMN);
     let replaced = 0;
     let collapsed = 0;
-    // The key is built by one sort of the whole table: room for it in memory saves a merge on disk.
-    await this.client.query(`set maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
-    if (this.primaryKey.length === 0) {
-      await this.client.query(`alter table ${table} add primary key (${row})`);
-    } else {
-      const key = this.primaryKey.map(quoteId).join(', ');
-      const written = `${row} > ${this.copied.lastRow}`;
-      if (this.copied.rows > 0 && this.written > 0) {
-        // Copied rows whose key a written row has are replaced: deleted by one hash join of the
-        // written rows against the copy, not by a failed key build and a sort of the whole table.
-        // Written as IN: on the fresh table (no statistics) the planner then hashes the distinct
-        // written keys; a join was planned as a merge join sorting all rows on disk (3x slower),
-        // and JIT compiling it cost a second more, so JIT is off while it runs.
-        const keyOf = (alias: string) => this.primaryKey.map((k) => `${alias}.${quoteId(k)}`).join(', ');
-        await this.client.query('set jit = off');
-        const res = await this.client.query(
-          `delete from ${table} c
-            where c.${row} <= ${this.copied.lastRow}
-              and (${keyOf('c')}) in (select ${keyOf('w')} from ${table} w where w.${written})`,
-        );
-        replaced = res.rowCount ?? 0;
-        await this.client.query('reset jit');
+    // One transaction with SET LOCAL, never a session-level SET: behind a pooler in transaction
+    // mode (PgBouncer) each statement outside a transaction may run on another server connection,
+    // and a SET would stay on the one it ran on, for whichever client gets that connection next.
+    // The key is built by one sort of the whole table: room for it in memory saves a merge on
+    // disk. JIT is off: compiling the deletes below cost a second more than running them.
+    await this.client.query(
+      `begin; set local maintenance_work_mem = '${INDEX_BUILD_MEMORY}'; set local jit = off`,
+    );
+    try {
+      if (this.primaryKey.length === 0) {
+        await this.client.query(`alter table ${table} add primary key (${row})`);
+      } else {
+        const key = this.primaryKey.map(quoteId).join(', ');
+        const written = `${row} > ${this.copied.lastRow}`;
+        if (this.copied.rows > 0 && this.written > 0) {
+          // Copied rows whose key a written row has are replaced: deleted by one hash join of the
+          // written rows against the copy, not by a failed key build and a sort of the whole table.
+          // Written as IN: on the fresh table (no statistics) the planner then hashes the distinct
+          // written keys; a join was planned as a merge join sorting all rows on disk (3x slower).
+          const keyOf = (alias: string) => this.primaryKey.map((k) => `${alias}.${quoteId(k)}`).join(', ');
+          const res = await this.client.query(
+            `delete from ${table} c
+              where c.${row} <= ${this.copied.lastRow}
+                and (${keyOf('c')}) in (select ${keyOf('w')} from ${table} w where w.${written})`,
+          );
+          replaced = res.rowCount ?? 0;
+        }
+        await this.client.query('savepoint key_build');
+        try {
+          await this.client.query(`alter table ${table} add primary key (${key})`);
+        } catch (err) {
+          if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+          await this.client.query('rollback to savepoint key_build');
+          // Duplicates among the written rows: the last row of each key wins, so keep the highest
+          // row number and delete the rest.
+          const res = await this.client.query(
+            `delete from ${table} t using (
+               select ${row} as r, row_number() over (partition by ${key} order by ${row} desc) as n
+                 from ${table} where ${written}) d
+             where d.n > 1 and t.${row} = d.r`,
+          );
+          collapsed = res.rowCount ?? 0;
+          await this.client.query(`alter table ${table} add primary key (${key})`);
+        }
       }
-      try {
-        await this.client.query(`alter table ${table} add primary key (${key})`);
-      } catch (err) {
-        if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
-        // Duplicates among the written rows: the last row of each key wins, so keep the highest
-        // row number and delete the rest.
-        const res = await this.client.query(
-          `delete from ${table} t using (
-             select ${row} as r, row_number() over (partition by ${key} order by ${row} desc) as n
-               from ${table} where ${written}) d
-           where d.n > 1 and t.${row} = d.r`,
-        );
-        collapsed = res.rowCount ?? 0;
-        await this.client.query(`alter table ${table} add primary key (${key})`);
-      }
+      await this.client.query('commit');
+    } catch (err) {
+      await this.client.query('rollback').catch(() => undefined);
+      throw err;
     }
-    await this.client.query('reset maintenance_work_mem');
     this.release();
     this.analyzeLater();
     return {
