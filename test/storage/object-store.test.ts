@@ -220,6 +220,17 @@ describe('object store: S3', () => {
     }
   });
 
+  it('refuses a presigned PUT sent with an Authorization header (400): why S3_TRANSFERS=service exists', async () => {
+    const signed = await store.presignPut('datasets/t3/uploads/j', { expiresInSeconds: 60 });
+    const res = await fetch(signed.url, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/csv', authorization: 'Bearer dx_partner_token' },
+      body: 'id\n1\n',
+    });
+    assert.equal(res.status, 400);
+    assert.equal(await store.head('datasets/t3/uploads/j'), null);
+  });
+
   it('refuses keys and prefixes that could name the whole bucket', async () => {
     await assert.rejects(store.deletePrefix(''), /invalid object prefix/);
     await assert.rejects(store.deletePrefix('/'), /invalid object prefix/);
@@ -295,13 +306,6 @@ describe('object store: S3, what a store that verifies signatures refuses', { sk
     other.pathname = other.pathname.replace(/\/j$/, '/k');
     await store.put('datasets/t2/uploads/k', Readable.from(['secret\n']), opts);
     assert.equal((await fetch(other)).status, 403);
-  });
-
-  it('refuses a presigned PUT sent with an Authorization header (400): why S3_TRANSFERS=service exists', async () => {
-    const signed = await store.presignPut('datasets/t3/uploads/j', { expiresInSeconds: 60 });
-    const res = await put(signed.url, 'id\n1\n', { authorization: 'Bearer dx_partner_token' });
-    assert.equal(res.status, 400);
-    assert.equal(await store.head('datasets/t3/uploads/j'), null);
   });
 
   it('with a wrong secret or an unknown key every call fails with the store’s refusal, never “not found”', async () => {
