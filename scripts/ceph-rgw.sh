@@ -46,24 +46,20 @@ ours() {
   [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "-c $CONF "
 }
 
+# Stops the daemons in turn, the gateway first (each needs the ones after it to shut down cleanly).
 stop_all() {
-  local name pid pids=()
+  local name pid deadline
   for name in "${DAEMONS[@]}"; do
     [ -f "$B/$name.pid" ] || continue
     pid=$(cat "$B/$name.pid")
-    if ours "$pid"; then
-      kill "$pid" 2>/dev/null || true
-      pids+=("$pid")
-    fi
     rm -f "$B/$name.pid"
-  done
-  # Ceph's daemons exit within a second or two of SIGTERM; one that does not is killed.
-  local deadline=$((SECONDS + 15))
-  # (A process that exited but was not reaped yet has an empty command line: not `ours` any more.)
-  for pid in "${pids[@]}"; do
+    ours "$pid" || continue
+    kill "$pid" 2>/dev/null || true
+    # (A process that exited but was not reaped yet has an empty command line: not `ours` any more.)
+    deadline=$((SECONDS + 15))
     while ours "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
     if ours "$pid"; then
-      echo "ceph-rgw: process $pid did not stop on SIGTERM; killing it" >&2
+      echo "ceph-rgw: $name (pid $pid) did not stop on SIGTERM; killing it" >&2
       kill -KILL "$pid" 2>/dev/null || true
     fi
   done
@@ -76,9 +72,9 @@ if [ "$cmd" = stop ]; then
 fi
 [ "$cmd" = start ] || usage
 
-for tool in ceph-mon ceph-osd radosgw ceph monmaptool radosgw-admin curl; do
+for tool in ceph-mon ceph-osd radosgw ceph monmaptool radosgw-admin; do
   command -v "$tool" >/dev/null || {
-    echo "ceph-rgw: $tool not found (apt-get install radosgw ceph-mon ceph-osd ceph-common curl)" >&2
+    echo "ceph-rgw: $tool not found (apt-get install radosgw ceph-mon ceph-osd ceph-common)" >&2
     exit 1
   }
 done
@@ -174,6 +170,8 @@ memstore device bytes = 4294967296
 [client.rgw.a]
 rgw frontends = beast endpoint=127.0.0.1:$RGW_PORT
 rgw data = $B/rgw.a
+# On SIGTERM the gateway waits this long for requests in flight (default 120 s).
+rgw exit timeout secs = 5
 CONF
 export CEPH_CONF="$CONF"
 
@@ -192,8 +190,17 @@ start_daemon osd ceph-osd -i "$ID"
 osd_up() { ceph osd stat --connect-timeout 2 | grep -q "1 up"; }
 wait_for "the OSD" "$(cat "$B/osd.pid")" osd_up
 
+# Whether the gateway answers HTTP (bash alone: a fresh machine may have no curl).
+rgw_answers() {
+  exec 3<>"/dev/tcp/127.0.0.1/$RGW_PORT" || return 1
+  printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  local status=''
+  read -r -t 5 status <&3 || true
+  exec 3<&-
+  [[ $status == HTTP/* ]]
+}
 start_daemon rgw radosgw -n client.rgw.a
-wait_for "the RADOS Gateway" "$(cat "$B/rgw.pid")" curl -s -o /dev/null "http://127.0.0.1:$RGW_PORT/"
+wait_for "the RADOS Gateway" "$(cat "$B/rgw.pid")" rgw_answers
 radosgw-admin user create --uid=dx --display-name=dx --access-key="$S3_KEY" --secret="$S3_SECRET" \
   >"$B/log/user-create.out" 2>&1 || fail "could not create the gateway's user"
 
