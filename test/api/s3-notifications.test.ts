@@ -1,13 +1,15 @@
 // The bucket-notification webhook (STORAGE=s3, S3_NOTIFICATION_TOKEN set, polling slowed to an
 // hour so only notifications can queue a job): authentication, the shapes accepted, exactly-once
-// queueing under repeated and concurrent notifications, and uploads that beat their URL's expiry.
-import { after, before, it } from 'node:test';
+// queueing under repeated and concurrent notifications, and uploads that beat their URL's expiry;
+// the tests replay the events the store sent them. Then, on a real store (Ceph RGW), the wiring
+// deploy/README.md gives: the store itself POSTs to the API, and the upload is loaded.
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { expireUploads } from '../../src/domain/jobs/uploads.js';
-import type { S3EventRecord } from '../support/s3-server.js';
-import { forEachDatabase } from '../support/databases.js';
+import { realStoreOnly, type S3EventRecord } from '../support/s3-server.js';
+import { forEachDatabase, onDatabase } from '../support/databases.js';
 import { startFixtureOnS3, type S3Fixture } from '../support/fixture.js';
-import { putFile, requestUpload } from '../support/loading.js';
+import { allRecords, putFile, requestUpload } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -24,7 +26,7 @@ await forEachDatabase('S3 bucket notifications', (target) => {
       S3_POLL_MS: '3600000',
       S3_NOTIFICATION_TOKEN: TOKEN,
     });
-    h.s3.onEvent((e) => events.push(e));
+    await h.s3.onEvent((e) => events.push(e));
   });
   after(() => h.close());
 
@@ -50,13 +52,13 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     const key = `datasets/${id}/uploads/${up.jobId}`;
     const put = await putFile(up.url, body);
     assert.equal(put.status, 200);
-    // The store's event comes through its process's stdout: give it a moment.
+    // The store's event comes through s3rver's stdout, or RGW's POST to the tests: give it a moment.
     let event: S3EventRecord | undefined;
     for (let i = 0; i < 100 && event === undefined; i++) {
       event = events.find((e) => e.Records[0]?.s3.object.key === key);
       if (event === undefined) await new Promise((r) => setTimeout(r, 20));
     }
-    assert.ok(event, `s3rver emitted no event for ${key}`);
+    assert.ok(event, `the store sent no event for ${key}`);
     return { id, jobId: up.jobId, key, event };
   };
 
@@ -153,4 +155,32 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     assert.equal(await expireUploads(deps, Date.now()), 1);
     assert.equal(await statusOf(unused.jobId), 'Expired');
   });
+});
+
+await onDatabase('postgres', 'S3 bucket notifications sent by the store itself', (target) => {
+  // A non-persistent topic is delivered during the PUT; a persistent one from RGW's queue, later.
+  for (const persistent of [false, true]) {
+    describe(`a topic with persistent=${persistent}`, { skip: realStoreOnly() }, () => {
+      let h: S3Fixture;
+      before(async () => {
+        h = await startFixtureOnS3(target, {
+          S3_TRANSFERS: 'direct',
+          S3_POLL_MS: '3600000',
+          S3_NOTIFICATION_TOKEN: TOKEN,
+        });
+        await h.s3.notifyTo(`${h.baseUrl}/api/v1/storage/notifications?token=${TOKEN}`, { persistent });
+      });
+      after(() => h.close());
+
+      void it('a PUT to the upload URL is announced by the store, and loaded without polling', async () => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        const up = await requestUpload(h, id);
+        assert.equal((await putFile(up.url, 'id,name\n1,a\n2,b\n')).status, 200);
+        // RGW's persistent queues are looked at every few seconds, and a new one found within 30.
+        const job = await h.waitForJob(up.jobId, 60_000);
+        assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
+        assert.equal((await allRecords(h, id)).length, 2);
+      });
+    });
+  }
 });

@@ -1,10 +1,14 @@
-// STORAGE=s3 through the public interface, against an S3-compatible server (s3rver): presigned
+// STORAGE=s3 through the public interface, against the tests' S3-compatible store: presigned
 // upload URLs PUT to by a plain HTTP client, arrival noticed by polling, the size limit, presigned
-// downloads of records:retrieve, and a deleted dataset's files going too.
+// downloads of records:retrieve, a deleted dataset's files going too, and what a client that
+// attaches its bearer token to an upload URL gets. On a real store, which verifies signatures:
+// what a changed upload URL gets, and a load from the store's own presigned GET URL, sent exactly
+// as signed.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { forEachDatabase } from '../support/databases.js';
+import { realStoreOnly } from '../support/s3-server.js';
 import { startFixtureOnS3, type S3Fixture } from '../support/fixture.js';
 import { allRecords, putFile, requestUpload } from '../support/loading.js';
 
@@ -20,9 +24,14 @@ await forEachDatabase('S3 storage, polling', (target) => {
       S3_TRANSFERS: 'direct',
       S3_POLL_MS: '100',
       UPLOAD_MAX_BYTES: '1000',
+      // The store's own presigned URLs as sources of records:load.
+      LOAD_URL_ALLOWLIST: '127.0.0.1/32',
     });
   });
   after(() => h.close());
+  const statusOf = async (jobId: string) =>
+    (await h.api<{ currentStatus: { datasetJobStatusName: string } }>('GET', `/datasets/jobs/${jobId}`)).json
+      .currentStatus.datasetJobStatusName;
 
   void it('hands out the store’s presigned URL; a PUT to it is noticed and loaded', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
@@ -149,4 +158,83 @@ await forEachDatabase('S3 storage, polling', (target) => {
     const gone = await h.api('GET', `/datasets/jobs/${pending.jobId}`);
     assert.equal(gone.status, 404);
   });
+
+  // With S3_TRANSFERS=direct the URL's signature is all that binds a client to its own upload.
+  void it(
+    'refuses an upload URL changed to another job’s key or a later expiry; no job is touched',
+    { skip: realStoreOnly() },
+    async () => {
+      const mine = await requestUpload(h, await h.defineDataset(PROPS, ['id']));
+      const theirDataset = await h.defineDataset(PROPS, ['id']);
+      const theirs = await requestUpload(h, theirDataset);
+      const toTheirs = new URL(mine.url);
+      toTheirs.pathname = new URL(theirs.url).pathname;
+      const longer = new URL(mine.url);
+      longer.searchParams.set('X-Amz-Expires', '604800');
+      for (const url of [toTheirs, longer]) {
+        const res = await putFile(url.href, 'id,name\n1,mallory\n');
+        assert.equal(res.status, 403, url.pathname);
+      }
+      await new Promise((r) => setTimeout(r, 300)); // three polling rounds
+      assert.equal(await statusOf(theirs.jobId), 'Created');
+      assert.equal(await statusOf(mine.jobId), 'Created');
+      assert.equal(await h.services.objects.head(`datasets/${theirDataset}/uploads/${theirs.jobId}`), null);
+      // The URL as handed out still works.
+      assert.equal((await putFile(mine.url, 'id,name\n1,ada\n')).status, 200);
+      assert.equal((await h.waitForJob(mine.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    },
+  );
+
+  void it('a client that attaches its bearer token to the upload URL gets the store’s 400; the job waits', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const up = await requestUpload(h, id);
+    const res = await fetch(up.url, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${h.token}`, 'content-type': 'text/csv' },
+      body: 'id,name\n1,a\n',
+    });
+    // What DXAPI clients do, hence S3_TRANSFERS=service for them (deploy/README.md).
+    assert.equal(res.status, 400);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await statusOf(up.jobId), 'Created');
+    assert.equal((await putFile(up.url, 'id,name\n1,a\n')).status, 200);
+    assert.equal((await h.waitForJob(up.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+  });
+
+  void it(
+    'records:load from the store’s presigned GET URL loads it as signed; a changed one fails with the store’s 403',
+    { skip: realStoreOnly() },
+    async () => {
+      const presigned = h.services.objects.presigned;
+      assert.ok(presigned);
+      const key = 'partner-files/people.csv';
+      await h.services.objects.put(key, Readable.from(['id,name\n1,ada\n2,bob\n']), {
+        contentType: 'text/csv',
+        maxBytes: 1000,
+      });
+      const { url } = await presigned.get(key, { expiresInSeconds: 300 });
+      const load = async (source: string) => {
+        const id = await h.defineDataset(PROPS, ['id']);
+        const res = await h.api<{ jobId: string }>('POST', `/datasets/${id}/records:load`, { url: source });
+        assert.equal(res.status, 202, res.text);
+        return { id, job: await h.waitForJob(res.json.jobId) };
+      };
+      const ok = await load(url);
+      assert.equal(
+        ok.job.currentStatus.datasetJobStatusName,
+        'Completed',
+        JSON.stringify(ok.job.currentStatus),
+      );
+      assert.equal((await allRecords(h, ok.id)).length, 2);
+      const changed = new URL(url);
+      changed.searchParams.set('X-Amz-Expires', '604800');
+      const refused = await load(changed.href);
+      assert.equal(refused.job.currentStatus.datasetJobStatusName, 'Failed');
+      const message = refused.job.currentStatus.logData?.message ?? '';
+      assert.match(message, /answered HTTP 403/);
+      // The job's log names the URL without its query: no signature, no credential.
+      assert.ok(!message.includes('X-Amz-'), message);
+      await h.services.objects.delete(key);
+    },
+  );
 });

@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { S3_TEST_CREDENTIALS } from '../support/s3-server.js';
 import { onDatabase } from '../support/databases.js';
 import type { JobBody } from '../support/fixture.js';
-import { BIN, startScaleOutStack, type ScaleOutStack } from '../support/scale-out.js';
+import { BIN, eventually, startScaleOutStack, type ScaleOutStack } from '../support/scale-out.js';
 import { stagingTableName } from '../../src/storage/records/index.js';
 import { startSlowCsvServer, type SlowCsvServer, type WorkerProcess } from '../support/workers.js';
 
@@ -91,8 +91,17 @@ await onDatabase('postgres', 'two worker processes with S3 storage', (target) =>
       victimJob,
       `the victim never ran a job: ${victim.output()} ${JSON.stringify(await db.selectFrom('dataset_jobs').select(['id', 'status', 'lease_owner', 'attempts']).execute())}`,
     );
-    // A slow load takes 2.5 s: 0.7 s in, its staging table holds part of the file.
-    await new Promise((r) => setTimeout(r, 700));
+    // A slow load takes 2.5 s: killed once its staging table exists, it dies mid-file (a fixed
+    // wait came too early on a loaded machine, before the worker had made the table).
+    const victimDataset = loads.find((l) => l.jobId === victimJob)?.datasetId ?? '';
+    const victimTable = stagingTableName(victimDataset, victimJob, 1);
+    assert.ok(
+      await eventually(
+        async () => (await h.services.records.listTables(victimDataset)).includes(victimTable),
+        10_000,
+      ),
+      `the victim never made its staging table: ${victim.output()}`,
+    );
     victim.kill('SIGKILL');
     assert.equal((await victim.exited).signal, 'SIGKILL');
 

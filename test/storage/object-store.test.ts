@@ -1,6 +1,7 @@
 // The object store seam, one suite for every store: files under a data directory, and an
-// S3-compatible bucket (s3rver). What only one store has (file modes; presigned URLs, key rules)
-// follows as that store's own cases.
+// S3-compatible bucket (the tests' store: a real one such as Ceph RGW, or s3rver). What only one
+// store has (file modes; presigned URLs, key rules) follows as that store's own cases, and what
+// only a store that verifies signatures shows runs on a real store alone.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { text } from 'node:stream/consumers';
 import { LocalObjectStore } from '../../src/storage/objects/local.js';
 import { ObjectNotFound, ObjectTooLarge, type ObjectStore } from '../../src/storage/objects/index.js';
 import { S3ObjectStore } from '../../src/storage/objects/s3.js';
-import { startS3, type TestS3 } from '../support/s3-server.js';
+import { realStoreOnly, S3_TEST_CREDENTIALS, startS3, type TestS3 } from '../support/s3-server.js';
 
 const opts = { contentType: 'text/csv', maxBytes: 100 };
 
@@ -142,7 +143,7 @@ describe('object store: local files', () => {
   });
 });
 
-describe('object store: S3 (against s3rver)', () => {
+describe('object store: S3', () => {
   let s3: TestS3;
   let store: S3ObjectStore;
   before(async () => {
@@ -170,6 +171,7 @@ describe('object store: S3 (against s3rver)', () => {
     const url = new URL(signed.url);
     assert.equal(url.origin, s3.endpoint);
     assert.equal(url.pathname, `/${s3.bucket}/${key}`);
+    assert.equal(url.searchParams.get('X-Amz-Algorithm'), 'AWS4-HMAC-SHA256');
     assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
     assert.equal(url.searchParams.get('X-Amz-SignedHeaders'), 'host');
     assert.ok(Math.abs(signed.expiresAt.getTime() - (before + 3600_000)) < 5000);
@@ -218,10 +220,126 @@ describe('object store: S3 (against s3rver)', () => {
     }
   });
 
+  it('refuses a presigned PUT sent with an Authorization header (400): why S3_TRANSFERS=service exists', async () => {
+    const signed = await store.presignPut('datasets/t3/uploads/j', { expiresInSeconds: 60 });
+    const res = await fetch(signed.url, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/csv', authorization: 'Bearer dx_partner_token' },
+      body: 'id\n1\n',
+    });
+    assert.equal(res.status, 400);
+    assert.equal(await store.head('datasets/t3/uploads/j'), null);
+  });
+
   it('refuses keys and prefixes that could name the whole bucket', async () => {
     await assert.rejects(store.deletePrefix(''), /invalid object prefix/);
     await assert.rejects(store.deletePrefix('/'), /invalid object prefix/);
     await assert.rejects(store.list('datasets'), /invalid object prefix/);
     await assert.rejects(store.get(''), /invalid object key/);
+  });
+});
+
+describe('object store: S3, what a store that verifies signatures refuses', { skip: realStoreOnly() }, () => {
+  let s3: TestS3;
+  let store: S3ObjectStore;
+  /** A store of the same bucket whose requests are signed with `credentials`. */
+  const storeWith = (credentials: { accessKeyId: string; secretAccessKey: string }) =>
+    new S3ObjectStore({
+      bucket: s3.bucket,
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      publicEndpoint: null,
+      forcePathStyle: true,
+      transfers: 'direct',
+      credentials,
+    });
+  const put = (url: string | URL, body = 'id\n1\n', headers: Record<string, string> = {}) =>
+    fetch(url, { method: 'PUT', headers: { 'content-type': 'text/csv', ...headers }, body });
+  before(async () => {
+    s3 = await startS3();
+    store = storeWith({
+      accessKeyId: S3_TEST_CREDENTIALS.AWS_ACCESS_KEY_ID,
+      secretAccessKey: S3_TEST_CREDENTIALS.AWS_SECRET_ACCESS_KEY,
+    });
+  });
+  after(async () => {
+    store.destroy();
+    await s3.close();
+  });
+
+  // In S3_TRANSFERS=direct the signature is the only thing that holds a client to its own upload.
+  it('refuses a presigned PUT whose key, expiry or signature was changed (403), writing nothing', async () => {
+    const signed = new URL(
+      (await store.presignPut('datasets/t1/uploads/mine', { expiresInSeconds: 60 })).url,
+    );
+    const otherKey = new URL(signed);
+    otherKey.pathname = `/${s3.bucket}/datasets/t1/uploads/someone-elses`;
+    const longer = new URL(signed);
+    longer.searchParams.set('X-Amz-Expires', '604800');
+    const forged = new URL(signed);
+    const signature = forged.searchParams.get('X-Amz-Signature') ?? '';
+    forged.searchParams.set(
+      'X-Amz-Signature',
+      `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`,
+    );
+    for (const [what, url] of Object.entries({ otherKey, longer, forged })) {
+      const res = await put(url);
+      assert.equal(res.status, 403, what);
+      assert.match(await res.text(), /SignatureDoesNotMatch|AccessDenied/, what);
+    }
+    assert.deepEqual(await store.list('datasets/t1/'), []);
+    // The URL as signed still works: the refusals were the changes'.
+    assert.equal((await put(signed)).status, 200);
+    assert.equal((await store.head('datasets/t1/uploads/mine'))?.size, 5);
+  });
+
+  it('refuses a presigned URL used with another method: a PUT URL cannot read, a GET URL cannot write', async () => {
+    await store.put('datasets/t2/uploads/j', Readable.from(['id\n1\n']), opts);
+    const putUrl = (await store.presignPut('datasets/t2/uploads/j', { expiresInSeconds: 60 })).url;
+    const getUrl = (await store.presignGet('datasets/t2/uploads/j', { expiresInSeconds: 60 })).url;
+    assert.equal((await fetch(putUrl)).status, 403);
+    assert.equal((await put(getUrl, 'overwritten\n')).status, 403);
+    assert.equal((await fetch(getUrl, { method: 'DELETE' })).status, 403);
+    assert.equal(await text(await store.get('datasets/t2/uploads/j')), 'id\n1\n');
+    // A GET URL reads its own key only.
+    const other = new URL(getUrl);
+    other.pathname = other.pathname.replace(/\/j$/, '/k');
+    await store.put('datasets/t2/uploads/k', Readable.from(['secret\n']), opts);
+    assert.equal((await fetch(other)).status, 403);
+  });
+
+  it('with a wrong secret or an unknown key every call fails with the store’s refusal, never “not found”', async () => {
+    await store.put('datasets/t4/uploads/j', Readable.from(['id\n1\n']), opts);
+    const wrong = [
+      storeWith({ accessKeyId: S3_TEST_CREDENTIALS.AWS_ACCESS_KEY_ID, secretAccessKey: 'not-the-secret' }),
+      storeWith({ accessKeyId: 'DXUNKNOWNKEY', secretAccessKey: S3_TEST_CREDENTIALS.AWS_SECRET_ACCESS_KEY }),
+    ];
+    try {
+      for (const s of wrong) {
+        // A refused HEAD read as "absent" would let the expiry sweep fail a job whose file is there.
+        await assert.rejects(
+          s.head('datasets/t4/uploads/j'),
+          (err: Error) => !(err instanceof ObjectNotFound),
+        );
+        await assert.rejects(
+          s.get('datasets/t4/uploads/j'),
+          (err: Error) => !(err instanceof ObjectNotFound),
+        );
+        await assert.rejects(
+          s.put('datasets/t4/uploads/x', Readable.from(['x']), opts),
+          /SignatureDoesNotMatch|InvalidAccessKeyId|AccessDenied/,
+        );
+        await assert.rejects(s.list('datasets/t4/'));
+        await assert.rejects(s.deletePrefix('datasets/t4/'));
+        const presigned = await s.presignPut('datasets/t4/uploads/y', { expiresInSeconds: 60 });
+        assert.equal((await put(presigned.url)).status, 403);
+      }
+    } finally {
+      for (const s of wrong) s.destroy();
+    }
+    assert.deepEqual(
+      (await store.list('datasets/t4/')).map((o) => o.key),
+      ['datasets/t4/uploads/j'],
+    );
   });
 });

@@ -210,7 +210,7 @@ export async function startFixture(
   }
 }
 
-/** As startFixture, with STORAGE=s3 on an S3-compatible server started for it and stopped with it. */
+/** As startFixture, with STORAGE=s3 on a bucket of its own in the tests' S3 store (s3-server.ts), gone with it. */
 export async function startFixtureOnS3(
   target: DatabaseTarget,
   env: Record<string, string> = {},
@@ -231,7 +231,7 @@ export async function startFixtureOnS3(
       try {
         await closeService();
       } finally {
-        // The S3 server's child process must not outlive the suite, whatever failed before.
+        // The bucket (and s3rver's child process) must not outlive the suite, whatever failed before.
         await s3.close();
       }
     },

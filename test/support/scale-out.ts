@@ -3,7 +3,6 @@
 import { join } from 'node:path';
 import type { DatabaseTarget } from './databases.js';
 import { startFixtureOnS3, type S3Fixture } from './fixture.js';
-import { S3_TEST_CREDENTIALS } from './s3-server.js';
 import { startWorkerProcess, type WorkerProcess } from './workers.js';
 
 /** The CLI, as an operator runs it. */
@@ -22,9 +21,9 @@ export async function startScaleOutStack(target: DatabaseTarget): Promise<ScaleO
   const env = { S3_TRANSFERS: 'direct', LOAD_URL_ALLOWLIST: '127.0.0.1/32' };
   const h = await startFixtureOnS3(target, { ...env, ROLES: 'api' });
   const base = {
+    // The bucket's settings and its credentials.
     ...h.s3.env,
     ...env,
-    ...S3_TEST_CREDENTIALS,
     // A child joins the schema through the connection's search_path, as any deployment could.
     ...h.processEnv,
     WORKER_CONCURRENCY: '2',
