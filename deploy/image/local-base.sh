@@ -73,7 +73,10 @@ WORK="$work" BASE_CA_PATH="$BASE_CA_PATH" mmdebstrap --quiet --variant=minbase -
   --customize-hook='ln -s ../lib/node_modules/npm/bin/npx-cli.js "$1/usr/local/bin/npx"' \
   --customize-hook='install -D -m 0644 "$WORK/host-ca.crt" "$1$BASE_CA_PATH"' \
   --customize-hook='chroot "$1" /usr/local/bin/node --version >/dev/null' \
-  bookworm "$work/rootfs.tar" || fail "mmdebstrap failed"
+  bookworm "$work/rootfs.tar" 2>"$work/mmdebstrap.log" || {
+  tail -n 40 "$work/mmdebstrap.log" >&2
+  fail "mmdebstrap failed (last lines above)"
+}
 
 echo "local-base: podman import as $IMAGE"
 podman import --quiet \
