@@ -211,17 +211,17 @@ step "answers $admin/healthz"
 [ "$(stat -c %u "/proc/$server_pid")" = "$uid" ] || fail "the server does not run as uid $uid"
 curl -fsS -m 5 -o /dev/null "$api/healthz" || serve_failed "$api/healthz does not answer"
 curl -fsS -m 5 -o /dev/null "$admin/readyz" || serve_failed "$admin/readyz is not ready"
-"${in_image[@]}" "${healthcheck[@]:1}" || serve_failed "the image's own HEALTHCHECK fails against the running server"
+timeout 20 "${in_image[@]}" "${healthcheck[@]:1}" || serve_failed "the image's own HEALTHCHECK fails against the running server"
 step "answers $api/healthz, $admin/readyz and the image's HEALTHCHECK"
 
 # ---------------------------------------------------------------------------------------------
 step "a CSV load through the API"
-"${in_image[@]}" "${entrypoint[@]}" apps create --name "Image check" --key-out /tmp/app.pem --json \
+timeout 60 "${in_image[@]}" "${entrypoint[@]}" apps create --name "Image check" --key-out /tmp/app.pem --json \
   >"$work/app.json" 2>"$work/app.log" || { cat "$work/app.log" >&2; fail "\`dx apps create\` failed"; }
 app_id="$(jq -r .platformAppId "$work/app.json")"
 installation_id="$(jq -r .installationId "$work/app.json")"
 workspace_key="$(jq -r .workspaceKey "$work/app.json")"
-jwt="$("${in_image[@]}" "${entrypoint[@]}" token --app "$app_id" --key /tmp/app.pem)" || fail "\`dx token\` failed"
+jwt="$(timeout 60 "${in_image[@]}" "${entrypoint[@]}" token --app "$app_id" --key /tmp/app.pem)" || fail "\`dx token\` failed"
 token="$(api_call POST /api/v1/auth/clientToken -H "Authorization: Bearer $jwt" -H 'content-type: application/json' \
   -d "$(jq -nc --argjson i "$installation_id" --arg k "$workspace_key" \
     '{tokenType: "appInstallation", installationId: $i, workspaceKey: $k, permissions: []}')" | jq -r .token)"
@@ -270,7 +270,7 @@ code=0
 wait "$server_pid" || code=$?
 server_pid=""
 [ "$code" -eq 0 ] || serve_failed "the server exited with code $code after SIGTERM"
-if "${in_image[@]}" "${healthcheck[@]:1}" 2>/dev/null; then fail "the HEALTHCHECK passes with the server stopped"; fi
+if timeout 20 "${in_image[@]}" "${healthcheck[@]:1}" 2>/dev/null; then fail "the HEALTHCHECK passes with the server stopped"; fi
 step "the server exited 0, $((SECONDS - stop_started)) s after SIGTERM; the HEALTHCHECK fails once it is gone"
 
 echo "image check passed in $((SECONDS - started)) s: $IMAGE, $size"

