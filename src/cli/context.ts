@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../storage/db/database.js';
-import { migrateToLatest } from '../storage/db/migrate.js';
+import { migrateToLatest, schemaStatus, statusOf, type SchemaStatus } from '../storage/db/migrate.js';
 import { databaseUnreachable } from './errors.js';
 
 /** Options every command accepts. */
@@ -26,9 +26,7 @@ export async function withDatabase<T>(fn: (database: Database, config: Config) =
  * folder, the default `./data` would otherwise be a silent, empty second database.
  */
 export async function openMigrated(config: Config): Promise<{ database: Database; applied: string[] }> {
-  const sqliteFile = config.databaseUrl.startsWith('sqlite:')
-    ? config.databaseUrl.slice('sqlite:'.length)
-    : null;
+  const sqliteFile = sqliteFileOf(config);
   const isNew = sqliteFile !== null && !existsSync(sqliteFile);
   let database: Database | null = null;
   let applied: string[];
@@ -45,6 +43,28 @@ export async function openMigrated(config: Config): Promise<{ database: Database
     );
   }
   return { database, applied };
+}
+
+/**
+ * How the configured database's schema stands, changing nothing: a SQLite file that does not exist
+ * is not created (every migration is pending there).
+ */
+export async function readSchemaStatus(config: Config): Promise<SchemaStatus> {
+  const sqliteFile = sqliteFileOf(config);
+  if (sqliteFile !== null && !existsSync(sqliteFile)) return statusOf([]);
+  let database: Database | null = null;
+  try {
+    database = await openDatabase(config.databaseUrl);
+    return await schemaStatus(database);
+  } catch (err) {
+    throw databaseUnreachable(err, config.databaseUrl) ?? err;
+  } finally {
+    await database?.close();
+  }
+}
+
+function sqliteFileOf(config: Config): string | null {
+  return config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : null;
 }
 
 /** Prints either JSON (for scripts) or the human-readable lines. */

@@ -2,7 +2,14 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { redactUrl } from '../../lib/redact.js';
-import { openMigrated, output, type OutputOptions } from '../context.js';
+import { openMigrated, output, readSchemaStatus, type OutputOptions } from '../context.js';
+
+/** The exit code of `dx migrate --check` when migrations are pending (1 stays for errors). */
+export const EXIT_MIGRATIONS_PENDING = 3;
+
+interface MigrateOptions extends OutputOptions {
+  check?: boolean;
+}
 
 interface ServeOptions {
   role?: string;
@@ -85,8 +92,16 @@ export function registerServeCommands(program: Command): void {
   program
     .command('migrate')
     .description('apply pending database migrations and exit')
+    .option(
+      '--check',
+      `apply nothing: exit 0 when the schema is current, ${EXIT_MIGRATIONS_PENDING} when migrations are pending`,
+    )
     .option('--json', 'print JSON')
-    .action(async (opts: OutputOptions) => {
+    .action(async (opts: MigrateOptions) => {
+      if (opts.check === true) {
+        await checkMigrations(opts);
+        return;
+      }
       const { database, applied } = await openMigrated(loadConfig());
       try {
         output(opts, { applied }, () => [
@@ -96,4 +111,19 @@ export function registerServeCommands(program: Command): void {
         await database.close();
       }
     });
+}
+
+/**
+ * `dx migrate --check`, for init containers that wait for the migration job: a database migrated
+ * further by a newer version counts as current (that version's migrations keep older code working).
+ */
+async function checkMigrations(opts: OutputOptions): Promise<void> {
+  const { pending, unknown } = await readSchemaStatus(loadConfig());
+  output(opts, { current: pending.length === 0, pending, unknown }, () => [
+    pending.length === 0
+      ? 'Database schema is current.'
+      : `Pending migrations (run \`dx migrate\`): ${pending.join(', ')}`,
+    ...(unknown.length > 0 ? [`Applied by a newer version, unknown to this one: ${unknown.join(', ')}`] : []),
+  ]);
+  if (pending.length > 0) process.exitCode = EXIT_MIGRATIONS_PENDING;
 }

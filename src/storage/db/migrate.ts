@@ -39,6 +39,43 @@ export const MIGRATIONS: Record<string, Migration> = {
 /** The ledger of applied migrations, one row per name. */
 export const LEDGER_TABLE = 'dx_schema_migrations';
 
+/** How the database's schema stands against this code's migrations. */
+export interface SchemaStatus {
+  /** Migrations this code has that the database lacks, in the order they would run. */
+  pending: string[];
+  /** Migrations the database has that this code does not know (a newer version applied them). */
+  unknown: string[];
+}
+
+/** The schema status of `applied` (the ledger's names) against this code's migrations. */
+export function statusOf(applied: readonly string[]): SchemaStatus {
+  const done = new Set(applied);
+  return {
+    pending: Object.keys(MIGRATIONS)
+      .sort()
+      .filter((name) => !done.has(name)),
+    unknown: applied.filter((name) => !(name in MIGRATIONS)).sort(),
+  };
+}
+
+/**
+ * Reads the ledger and compares it with this code's migrations, writing nothing (not even the
+ * ledger table: a database never migrated has every migration pending).
+ */
+export async function schemaStatus(database: Database): Promise<SchemaStatus> {
+  const db = database.db as unknown as Kysely<unknown>;
+  const ledgerExists =
+    database.engine.kind === 'postgres'
+      ? // to_regclass resolves the name through search_path, as the unqualified queries do.
+        (await sql<{ found: string | null }>`select to_regclass(${LEDGER_TABLE})::text as found`.execute(db))
+          .rows[0]?.found != null
+      : (await sql`select 1 from sqlite_master where type = 'table' and name = ${LEDGER_TABLE}`.execute(db))
+          .rows.length > 0;
+  if (!ledgerExists) return statusOf([]);
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(LEDGER_TABLE)}`.execute(db);
+  return statusOf(rows.map((r) => r.name));
+}
+
 /**
  * Applies every pending migration in one transaction and returns the names applied. Concurrent
  * starters (several roles, several machines) wait on a lock, then find nothing left to do.
