@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 
 /** The signing secret in force for this configuration. */
 export function resolveSigningSecret(config: Config): string {
@@ -14,14 +14,22 @@ export function resolveSigningSecret(config: Config): string {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(32).toString('base64url');
   try {
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
     return secret;
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
     // Another process created it first: use theirs.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim();
+    if (code === 'EEXIST') return readFileSync(file, 'utf8').trim();
+    // A container's read-only file system, say: name the setting rather than the file.
+    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+      throw new ConfigError([
+        `SIGNING_SECRET: not set, and no secret can be kept in ${config.dataDir} (${code}); ` +
+          'set it, the same in every process (at least 32 characters: openssl rand -base64 36)',
+      ]);
+    }
     throw err;
   }
 }

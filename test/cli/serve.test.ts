@@ -102,6 +102,32 @@ test('a port already taken stops the whole process with one clear message, the p
   }
 });
 
+test('without SIGNING_SECRET and with nowhere to keep a generated one, serve names the setting and exits 1', async () => {
+  const dbDir = mkdtempSync(join(tmpdir(), 'dx-serve-nosecret-'));
+  try {
+    // sysfs refuses new directories even to root, as a container's read-only file system does.
+    const child = spawn(process.execPath, [BIN, 'serve', '--api-port', '0'], {
+      env: {
+        ...process.env,
+        DATA_DIR: '/sys/dx-signing-secret-test',
+        DATABASE_URL: `sqlite:${join(dbDir, 'dx.sqlite')}`,
+        SIGNING_SECRET: '',
+        HOST: '127.0.0.1',
+        ROLES: 'api',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 1);
+    assert.match(stderr, /SIGNING_SECRET: not set, and no secret can be kept in \/sys\/dx-signing-secret-test/);
+    assert.doesNotMatch(stderr, /API listening|\n\s+at /);
+  } finally {
+    rmSync(dbDir, { recursive: true, force: true });
+  }
+});
+
 /** `METHOD url` on a connection of its own; the status, the Connection header and the body. */
 function requestOnNewConnection(
   url: string,

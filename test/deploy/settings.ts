@@ -5,20 +5,9 @@ import { ENV_NAMES } from '../../src/config.js';
 /** Read by the AWS SDK's default credential chain, not by config.ts. */
 export const AWS_SDK_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 
-/**
- * Settings the layouts set that this tree's config.ts does not declare yet: SHUTDOWN_DELAY_MS (how
- * long /readyz answers 503 before the listeners close) and DATABASE_POOL_SIZE (connections per
- * process). A name here stops counting once config.ts declares it.
- */
-const DECLARED_ELSEWHERE = ['SHUTDOWN_DELAY_MS', 'DATABASE_POOL_SIZE'];
-
 /** Whether `name` is a variable the service (or its S3 client) reads. */
 export function isKnownVariable(name: string): boolean {
-  return (
-    (ENV_NAMES as readonly string[]).includes(name) ||
-    AWS_SDK_VARIABLES.includes(name) ||
-    DECLARED_ELSEWHERE.includes(name)
-  );
+  return (ENV_NAMES as readonly string[]).includes(name) || AWS_SDK_VARIABLES.includes(name);
 }
 
 /** Settings that are secrets: they belong in a Secret (or compose's .env), never in a ConfigMap. */

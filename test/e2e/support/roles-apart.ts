@@ -1,6 +1,6 @@
 // The deployment of the roles-apart test, as an operator runs it at scale: a fresh PostgreSQL
 // database (reached directly, or through PgBouncer in transaction mode), a fresh bucket
-// (test/support/real-s3.ts), `dx migrate`, then separate `dx serve` processes: one api, two
+// (test/support/s3-server.ts: the store of TEST_S3_ENDPOINT, else s3rver), `dx migrate`, then separate `dx serve` processes: one api, two
 // workers and one proxy (in front of the development upstream). The app and the proxy ID are made
 // with the CLI; everything else goes through HTTP.
 import { execFile } from 'node:child_process';
@@ -15,7 +15,7 @@ import { signAppJwt } from '../../../src/domain/identity/app-jwt-signer.js';
 import { startDevUpstream, type DevUpstream } from '../../support/dev-upstream.js';
 import { callApi, type ApiResponse, type Json } from '../../support/fixture.js';
 import { POSTGRES_URL } from '../../support/databases.js';
-import { startTestBucket, type TestBucket } from '../../support/real-s3.js';
+import { startS3, type TestS3 } from '../../support/s3-server.js';
 import { BANNERS, DX_BIN, serve, type Served } from '../../support/served.js';
 
 const run = promisify(execFile);
@@ -90,7 +90,7 @@ export interface RolesApart {
   apiUrl: string;
   proxyUrl: string;
   upstream: DevUpstream;
-  bucket: TestBucket;
+  bucket: TestS3;
   /** A folder for the test's files. */
   dir: string;
   /** An access token of the onboarded app's own installation. */
@@ -133,7 +133,7 @@ export async function startRolesApart(
     undo.push(() => rmSync(dir, { recursive: true, force: true }));
     const database = await freshDatabase(route);
     undo.push(() => database.drop());
-    const bucket = await startTestBucket();
+    const bucket = await startS3();
     undo.push(() => bucket.close());
     const upstream = await startDevUpstream();
     undo.push(() => upstream.close());
