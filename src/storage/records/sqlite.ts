@@ -1,7 +1,10 @@
-// SQLite writer: batched multi-row `INSERT OR REPLACE` on a dedicated connection. Rows are
-// gathered into chunks and each chunk is written in one synchronous transaction; the event loop
-// runs between chunks, and no write lock is ever held across an await (the API's connection would
-// otherwise block on it).
+// SQLite writer: batched multi-row INSERTs on a dedicated connection into a table whose only key is
+// the hidden row number, so rows land at the table's end whatever order their keys come in; the
+// primary key's unique index is built once, by one sort, when the file is read (as PostgreSQL's
+// writer adds its key after COPY). Only if that meets duplicates are the earlier rows of each key
+// deleted first. Rows are gathered into chunks and each chunk is written in one synchronous
+// transaction; the event loop runs between chunks, and no write lock is ever held across an await
+// (the API's connection would otherwise block on it).
 import type { Readable } from 'node:stream';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -60,11 +63,6 @@ export class SqliteRecordStore implements RecordStore {
       conn.exec(
         `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} integer primary key, ${columnDefinitions(schema, 'sqlite')})`,
       );
-      if (schema.primaryKey.length > 0) {
-        conn.exec(
-          `create unique index ${quoteId(`${table}_pk`)} on ${quoteId(table)} (${schema.primaryKey.map(quoteId).join(', ')})`,
-        );
-      }
       if (options.copyFrom !== undefined)
         copied = await copyRows(conn, options.copyFrom, table, schema, signal);
     } catch (err) {
@@ -73,7 +71,7 @@ export class SqliteRecordStore implements RecordStore {
       throw err;
     }
     const drop = () => this.dropTable(table);
-    return new SqliteStagingWriter(conn, table, schema.columns.length + 1, drop, copied, signal);
+    return new SqliteStagingWriter(conn, table, schema, drop, copied, signal);
   }
 
   keysHeld(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]> {
@@ -139,16 +137,20 @@ class SqliteStagingWriter implements StagingWriter {
   private written = 0;
   private readonly statements = new Map<number, BetterSqlite3.Statement>();
   private closed = false;
+  /** Values per row: the row number, then the columns. */
+  private readonly width: number;
 
   constructor(
     private readonly conn: BetterSqlite3.Database,
     readonly table: string,
-    private readonly width: number,
+    private readonly schema: TableSchema,
     private readonly drop: () => Promise<void>,
     /** Rows copied in at the start and the last row number among them; written rows follow it. */
     private readonly copied: { rows: number; lastRow: number },
     private readonly signal?: AbortSignal,
-  ) {}
+  ) {
+    this.width = schema.columns.length + 1;
+  }
 
   async write(rows: CellValue[][]): Promise<void> {
     for (const row of rows) this.pending.push(row);
@@ -157,20 +159,56 @@ class SqliteStagingWriter implements StagingWriter {
 
   async finish(): Promise<StagingResult> {
     await this.flush();
-    // Copied rows still there have row numbers up to the copy's last; the rest are written rows.
-    const counts = this.conn
-      .prepare(
-        `select count(*) as n, coalesce(sum(${quoteId(ROW_COLUMN)} <= ?), 0) as kept from ${quoteId(this.table)}`,
-      )
-      .get(this.copied.lastRow) as { n: number; kept: number };
+    const { replaced, collapsed } =
+      this.schema.primaryKey.length > 0 ? this.buildKey() : { replaced: 0, collapsed: 0 };
     this.close();
     return {
       rowsWritten: this.written,
-      rowsLoaded: counts.n,
-      duplicatesCollapsed: this.written - (counts.n - counts.kept),
+      rowsLoaded: this.copied.rows - replaced + this.written - collapsed,
+      duplicatesCollapsed: collapsed,
       rowsCopied: this.copied.rows,
-      rowsReplaced: this.copied.rows - counts.kept,
+      rowsReplaced: replaced,
     };
+  }
+
+  /**
+   * Builds the primary key's unique index in one transaction, after removing the rows a later row
+   * of the same key replaces: copied rows whose key a written row has, then, only if the index
+   * meets duplicates, every written row but the last of its key. Returns how many of each went.
+   */
+  private buildKey(): { replaced: number; collapsed: number } {
+    const table = quoteId(this.table);
+    const row = quoteId(ROW_COLUMN);
+    const key = this.schema.primaryKey.map(quoteId).join(', ');
+    const written = `${row} > ${this.copied.lastRow}`;
+    const createIndex = this.conn.prepare(
+      `create unique index ${quoteId(`${this.table}_pk`)} on ${table} (${key})`,
+    );
+    return this.conn.transaction(() => {
+      let replaced = 0;
+      if (this.copied.rows > 0 && this.written > 0) {
+        // The written keys are hashed into a transient index once, then each copied row probes it.
+        replaced = this.conn
+          .prepare(
+            `delete from ${table} where ${row} <= ${this.copied.lastRow} and (${key}) in (select ${key} from ${table} where ${written})`,
+          )
+          .run().changes;
+      }
+      let collapsed = 0;
+      try {
+        this.conn.transaction(() => createIndex.run())();
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+        // Duplicates among the written rows: the last row of each key wins.
+        collapsed = this.conn
+          .prepare(
+            `delete from ${table} where ${written} and ${row} not in (select max(${row}) from ${table} where ${written} group by ${key})`,
+          )
+          .run().changes;
+        createIndex.run();
+      }
+      return { replaced, collapsed };
+    })();
   }
 
   async abort(): Promise<void> {
@@ -205,7 +243,7 @@ class SqliteStagingWriter implements StagingWriter {
     if (stmt === undefined) {
       const tuple = `(${Array<string>(this.width).fill('?').join(',')})`;
       stmt = this.conn.prepare(
-        `insert or replace into ${quoteId(this.table)} values ${Array<string>(rows).fill(tuple).join(',')}`,
+        `insert into ${quoteId(this.table)} values ${Array<string>(rows).fill(tuple).join(',')}`,
       );
       this.statements.set(rows, stmt);
     }
