@@ -25,7 +25,7 @@ const READS = [{ label: `GET records, pages of ${PAGE_SIZE}`, read: pages }];
 
 async function runReadsBench(ctx: BenchContext): Promise<Section[]> {
   ctx.log(`reads: ${LOAD_ROWS} records, ${ctx.runs} runs per engine`);
-  const files = await recordFiles(ctx, LOAD_ROWS);
+  const files = await recordFiles(ctx, LOAD_ROWS, 'random');
   const results = new Map<Engine, Read[][]>();
   for (const engine of ENGINES) {
     const dx = await startDx(ctx, engine);

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { apiPart } from './api.js';
 import { exportsPart } from './exports.js';
+import { jobsPart } from './jobs.js';
 import { loadPart } from './load-part.js';
 import { loadTool } from './lib/load.js';
 import type { BenchPart } from './lib/part.js';
@@ -23,6 +24,7 @@ const PARTS: Record<string, BenchPart> = {
   load: loadPart,
   reads: readsPart,
   exports: exportsPart,
+  jobs: jobsPart,
 };
 
 const { values, positionals } = parseArgs({

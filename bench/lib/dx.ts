@@ -50,7 +50,8 @@ export interface DxEnv {
   /** For cpuWhile: the backends of this environment's service (null on SQLite). */
   pg: { url: string; tag: string } | null;
   credentials: AppCredentials;
-  /** Runs SQL on the service's database with the engine's command-line tool; returns its output. */
+  /** Runs SQL (one statement on PostgreSQL) on the service's database with the engine's
+   * command-line tool; returns its output. */
   sql(statements: string): Promise<string>;
   /** Removes the data folder and drops the schema. */
   cleanup(): Promise<void>;
@@ -86,7 +87,8 @@ export async function createEnv(ctx: BenchContext, engine: Engine): Promise<DxEn
       sql: (statements) =>
         sqliteFile !== null
           ? run('sqlite3', ['-cmd', '.timeout 10000', sqliteFile, statements])
-          : run('psql', [PG_URL, '-Atqc', `set search_path = "${schema}"; ${statements}`]),
+          : // Each -c is its own transaction, so `statements` may be a VACUUM.
+            run('psql', [PG_URL, '-Atq', '-c', `set search_path = "${schema}"`, '-c', statements]),
       cleanup,
     };
   } catch (err) {
@@ -101,6 +103,8 @@ export interface DxProcess {
   pid: number;
   /** The API's base URL (…/api/v1 is under it), or the admin listener's for a worker alone. */
   url: string;
+  /** Where its stdout (the service's log lines) goes. */
+  logFile: string;
   close(): Promise<void>;
 }
 
@@ -116,12 +120,13 @@ export async function spawnDx(
 ): Promise<DxProcess> {
   const api = roles !== 'worker';
   const port = api ? await freePort() : 0;
+  const logFile = join(env.dataDir, `service-${roles.replace(',', '-')}-${randomBytes(2).toString('hex')}.log`);
   const service = await spawnServer(
     process.execPath,
     [join(ctx.dist, '..', 'bin/dx.js'), 'serve', '--role', roles],
     {
       ready: api ? /API listening on (http:\/\/\S+)\/api\/v1/ : /Admin listening on (http:\/\/[^\s:]+:\d+)/,
-      stdoutFile: join(env.dataDir, `service-${roles.replace(',', '-')}-${randomBytes(2).toString('hex')}.log`),
+      stdoutFile: logFile,
       env: {
         HOST: '127.0.0.1',
         API_PORT: String(port),
@@ -137,7 +142,7 @@ export async function spawnDx(
       },
     },
   );
-  return { pid: service.child.pid as number, url: service.url, close: () => stop(service.child) };
+  return { pid: service.child.pid as number, url: service.url, logFile, close: () => stop(service.child) };
 }
 
 /** Calls to the API at `url` with the app's access token. */
