@@ -68,7 +68,7 @@ interface JobTimes {
 interface Batch {
   /** From the first claim to the last commit, in seconds (the jobs' own timestamps). */
   spanSeconds: number;
-  /** From the workers' start (processes spawned) to the last Completed seen by polling. */
+  /** From letting the workers go to the last Completed seen by polling. */
   wallSeconds: number;
   /** CPU of the worker processes and of the api (which answers the polls), and their backends. */
   workersCpu: CpuSpent;
@@ -201,19 +201,22 @@ async function measureConfig(
     api = await spawnDx(ctx, env, 'api', settings);
     const client = dxClient(api.url, env.credentials.token);
     await client.call('PUT', '/apps/me/webhook', { url: receiver.url }, env.credentials.jwt);
-    // The batch: every job queued (its file stored) before any worker runs.
+    // The workers start idle and are held (SIGSTOP) while the batch is queued, then let go together:
+    // every job is queued before any is claimed, and their start-up is not measured.
+    for (let i = 0; i < r.workers; i++) workers.push(await spawnDx(ctx, env, 'worker', settings));
+    for (const w of workers) w.signal('SIGSTOP');
     const jobIds: string[] = [];
     for (let i = 1; i <= JOBS; i++) {
       const datasetId = await createDataset(client, `batch ${i}`);
       jobIds.push((await uploadFile(client, datasetId, file, 'csv')).jobId);
     }
-    const started = performance.now();
-    for (let i = 0; i < r.workers; i++) workers.push(await spawnDx(ctx, env, 'worker', settings));
     const apiCpu0 = cpuMs(api.pid);
+    const started = performance.now();
     const [, workersCpu] = await cpuWhile(
       workers.map((w) => w.pid),
       env.pg,
       async () => {
+        for (const w of workers) w.signal('SIGCONT');
         for (const id of jobIds) await waitForJob(client, id, JOB_ROWS, 100);
       },
     );
@@ -314,11 +317,12 @@ function jobsSection(ctx: BenchContext, results: readonly ConfigRuns[]): Section
         'data folder (the embedded object store). The app has a webhook pointing at a receiver in the bench, ' +
         'so every commit writes a delivery to the outbox and a worker sends it. ' +
         `Batch: ${JOBS} datasets, each given one upload (CSV, ${JOB_ROWS.toLocaleString('en')} rows, the keys ` +
-        'in the fixed-seed random order, mode=replace), all queued before the workers start: one load per ' +
+        'in the fixed-seed random order, mode=replace), all queued while the started workers are held ' +
+        '(SIGSTOP), then the workers let go together (SIGCONT), so their start-up is not measured: one load per ' +
         'dataset, as partners load their lists, since loads of one dataset run one at a time by design ' +
         '(appends to one dataset would measure that queue and the copy of its records, not the workers). ' +
         '"Span": from the first claim to the last commit, by the jobs\' own status timestamps; "wall": ' +
-        'from spawning the workers to the last Completed seen by polling every 100 ms. "Gap": from a ' +
+        'from letting the workers go to the last Completed seen by polling every 100 ms. "Gap": from a ' +
         "worker's commit to its next claim (by its log's job.started lines): the upload's deletion and the " +
         `claim. CPU: user + system of the worker processes and of the api (answering the polls) over the ` +
         'batch, and of the PostgreSQL backends of all of them (by application_name). Webhook: from the ' +

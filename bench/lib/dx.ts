@@ -105,6 +105,8 @@ export interface DxProcess {
   url: string;
   /** Where its stdout (the service's log lines) goes. */
   logFile: string;
+  /** Sends a signal (SIGSTOP and SIGCONT hold a process and let it go on). */
+  signal(name: NodeJS.Signals): void;
   close(): Promise<void>;
 }
 
@@ -142,7 +144,17 @@ export async function spawnDx(
       },
     },
   );
-  return { pid: service.child.pid as number, url: service.url, logFile, close: () => stop(service.child) };
+  return {
+    pid: service.child.pid as number,
+    url: service.url,
+    logFile,
+    signal: (name) => void service.child.kill(name),
+    close: async () => {
+      // A held process must run again to hear the SIGTERM.
+      service.child.kill('SIGCONT');
+      await stop(service.child);
+    },
+  };
 }
 
 /** Calls to the API at `url` with the app's access token. */
