@@ -6,7 +6,18 @@
 // same database, stopped before measuring), so the job and the records are real.
 import { join } from 'node:path';
 import { cpuWhile } from './lib/cpu.js';
-import { createDataset, createEnv, dxClient, ENGINE_NAMES, ENGINES, loadFile, spawnDx, type DxEnv, type DxProcess, type Engine } from './lib/dx.js';
+import {
+  createDataset,
+  createEnv,
+  dxClient,
+  ENGINE_NAMES,
+  ENGINES,
+  loadFile,
+  spawnDx,
+  type DxEnv,
+  type DxProcess,
+  type Engine,
+} from './lib/dx.js';
 import { runLoad, type LoadSpec } from './lib/load.js';
 import type { BenchContext, BenchPart } from './lib/part.js';
 import { generate } from './lib/records.js';
@@ -146,7 +157,9 @@ async function runApiBench(ctx: BenchContext): Promise<Section[]> {
   const targets: Target[] = [];
   try {
     for (const engine of ENGINES) {
-      ctx.log(`api: seeding ${ENGINE_NAMES[engine]} (${DATASETS} datasets, ${RECORDS} records by a load job)`);
+      ctx.log(
+        `api: seeding ${ENGINE_NAMES[engine]} (${DATASETS} datasets, ${RECORDS} records by a load job)`,
+      );
       targets.push(await prepare(ctx, engine));
     }
     for (let run = 0; run < ctx.runs; run++) {

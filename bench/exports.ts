@@ -8,7 +8,16 @@
 import { spawn } from 'node:child_process';
 import { cpuWhile, type CpuSpent } from './lib/cpu.js';
 import { downloadLines } from './lib/download.js';
-import { createDataset, ENGINE_NAMES, ENGINES, loadFile, PG_URL, startDx, type Dx, type Engine } from './lib/dx.js';
+import {
+  createDataset,
+  ENGINE_NAMES,
+  ENGINES,
+  loadFile,
+  PG_URL,
+  startDx,
+  type Dx,
+  type Engine,
+} from './lib/dx.js';
 import type { BenchContext, BenchPart } from './lib/part.js';
 import { endedChildrenCpuMs, peakRssWhile, rssMb } from './lib/procfs.js';
 import { LOAD_ROWS, PROPERTIES, recordFiles } from './lib/records.js';
@@ -52,7 +61,10 @@ interface EngineResult {
 
 async function runExportsBench(ctx: BenchContext): Promise<Section[]> {
   // The tools come from Debian's packages sqlite3 and postgresql-client, installed as for nginx.
-  const tools = { sqlite: ensureCommand('sqlite3', ['sqlite3']), postgres: ensureCommand('psql', ['postgresql-client']) };
+  const tools = {
+    sqlite: ensureCommand('sqlite3', ['sqlite3']),
+    postgres: ensureCommand('psql', ['postgresql-client']),
+  };
   ctx.log(`exports: ${LOAD_ROWS} records, ${ctx.runs} runs per engine`);
   const files = await recordFiles(ctx, LOAD_ROWS, 'random');
   const results = new Map<Engine, EngineResult>();
@@ -93,17 +105,20 @@ async function recordsTable(dx: Dx, datasetId: string): Promise<string> {
 
 /** records:retrieve, then the download to its last byte; checks the record count. */
 async function retrieve(dx: Dx, datasetId: string, contentType: 'csv' | 'json'): Promise<Sample> {
-  const [[sample, cpu], peakRssMb] = await peakRssWhile(dx.pid, () => cpuWhile([dx.pid], dx.env.pg, async () => {
-    const started = performance.now();
-    const { url } = await dx.call<{ url: string }>('POST', `/datasets/${datasetId}/records:retrieve`, {
-      contentType,
-    });
-    const answerMs = performance.now() - started;
-    const { bytes, lines } = await downloadLines(url);
-    const records = contentType === 'csv' ? lines - 1 : lines;
-    if (records !== LOAD_ROWS) throw new Error(`records:retrieve ${contentType}: ${records} records, expected ${LOAD_ROWS}`);
-    return { answerMs, seconds: (performance.now() - started) / 1000, bytes };
-  }));
+  const [[sample, cpu], peakRssMb] = await peakRssWhile(dx.pid, () =>
+    cpuWhile([dx.pid], dx.env.pg, async () => {
+      const started = performance.now();
+      const { url } = await dx.call<{ url: string }>('POST', `/datasets/${datasetId}/records:retrieve`, {
+        contentType,
+      });
+      const answerMs = performance.now() - started;
+      const { bytes, lines } = await downloadLines(url);
+      const records = contentType === 'csv' ? lines - 1 : lines;
+      if (records !== LOAD_ROWS)
+        throw new Error(`records:retrieve ${contentType}: ${records} records, expected ${LOAD_ROWS}`);
+      return { answerMs, seconds: (performance.now() - started) / 1000, bytes };
+    }),
+  );
   return { ...sample, peakRssMb, cpu };
 }
 
@@ -115,21 +130,29 @@ async function toolCsv(dx: Dx, table: string): Promise<ToolSample> {
   const [command, args] =
     dx.sqliteFile !== null
       ? ['sqlite3', ['-csv', dx.sqliteFile, select]]
-      : ['psql', [PG_URL, '-qc', `set search_path = "${dx.schema}"`, '-c', `\\copy (${select}) to stdout csv`]];
+      : [
+          'psql',
+          [PG_URL, '-qc', `set search_path = "${dx.schema}"`, '-c', `\\copy (${select}) to stdout csv`],
+        ];
   const tag = `${dx.env.pgTag}-psql`;
   const children = endedChildrenCpuMs();
   const started = performance.now();
-  const [bytes, cpu] = await cpuWhile([], dx.env.pg === null ? null : { url: PG_URL, tag }, () =>
-    new Promise<number>((resolve, reject) => {
-      const child = spawn(command, args, {
-        stdio: ['ignore', 'pipe', 'inherit'],
-        env: { ...process.env, PGAPPNAME: tag },
-      });
-      let n = 0;
-      child.stdout.on('data', (c: Buffer) => (n += c.length));
-      child.once('error', reject);
-      child.once('close', (code) => (code === 0 ? resolve(n) : reject(new Error(`${command} exited ${code}`))));
-    }),
+  const [bytes, cpu] = await cpuWhile(
+    [],
+    dx.env.pg === null ? null : { url: PG_URL, tag },
+    () =>
+      new Promise<number>((resolve, reject) => {
+        const child = spawn(command, args, {
+          stdio: ['ignore', 'pipe', 'inherit'],
+          env: { ...process.env, PGAPPNAME: tag },
+        });
+        let n = 0;
+        child.stdout.on('data', (c: Buffer) => (n += c.length));
+        child.once('error', reject);
+        child.once('close', (code) =>
+          code === 0 ? resolve(n) : reject(new Error(`${command} exited ${code}`)),
+        );
+      }),
   );
   const seconds = (performance.now() - started) / 1000;
   return { seconds, bytes, cpu: { ...cpu, processMs: endedChildrenCpuMs() - children } };
@@ -200,8 +223,8 @@ function exportsSection(ctx: BenchContext, results: ReadonlyMap<Engine, EngineRe
         'rows of the same table as CSV in primary-key order, read through a pipe by the bench: ' +
         "`sqlite3 -csv` on the service's file, `psql \\copy (SELECT …) TO STDOUT CSV` on its schema. " +
         `Runs interleaved; median of ${ctx.runs}; ratio against the tool (CSV for both of ours). ` +
-        "CPU: user + system seconds per export; \"process\" is the service's over the call and the " +
-        "download, or the tool's own (its rusage once it ended); \"PostgreSQL\" the server's backends " +
+        'CPU: user + system seconds per export; "process" is the service\'s over the call and the ' +
+        'download, or the tool\'s own (its rusage once it ended); "PostgreSQL" the server\'s backends ' +
         'serving that process (found by application_name; background processes and other clients not ' +
         "counted). RSS: the service's before the first download → its highest during that format's downloads.",
       table(

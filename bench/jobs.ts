@@ -21,7 +21,6 @@ import {
   uploadFile,
   waitForJob,
   type DxClient,
-  type DxEnv,
   type DxProcess,
   type Engine,
 } from './lib/dx.js';
@@ -168,7 +167,10 @@ async function runJobsBench(ctx: BenchContext): Promise<Section[]> {
   const file = join(ctx.tmp, `jobs-${JOB_ROWS}-random.csv`);
   const tinyFile = join(ctx.tmp, 'jobs-tiny.csv');
   await generate(file, JOB_ROWS, 'csv', 'random');
-  writeFileSync(tinyFile, `${PROPERTIES.map((p) => p[0]).join(',')}\n1,Person 1,person1@example.org,19,0.14,false,Lagos,1951-02-02\n`);
+  writeFileSync(
+    tinyFile,
+    `${PROPERTIES.map((p) => p[0]).join(',')}\n1,Person 1,person1@example.org,19,0.14,false,Lagos,1951-02-02\n`,
+  );
   const receiver = await Receiver.start();
   const results: ConfigRuns[] = CONFIGS.map((c) => ({ ...c, batches: [], tiny: [] }));
   try {
@@ -234,7 +236,9 @@ async function measureConfig(
       jobs,
       perWorker: jobsOfWorkers(workers.map((w) => w.logFile)),
     });
-    ctx.log(`  ${JOBS} jobs in ${spanSeconds.toFixed(2)} s (${((JOBS / spanSeconds) * 60).toFixed(0)} jobs/min)`);
+    ctx.log(
+      `  ${JOBS} jobs in ${spanSeconds.toFixed(2)} s (${((JOBS / spanSeconds) * 60).toFixed(0)} jobs/min)`,
+    );
     // The fixed cost: one-record loads, one after another, each polled every 10 ms.
     const tinyDataset = await createDataset(client, 'tiny');
     for (let i = 0; i < TINY_LOADS; i++) {

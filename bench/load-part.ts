@@ -241,10 +241,10 @@ function loadSection(ctx: BenchContext, results: readonly EngineRuns[]): Section
         '(`id bigint primary key`). The NDJSON file holds the same rows (its ratio is still to the CSV ' +
         `baseline). Runs interleaved (baseline, CSV, NDJSON; the key orders alternate first), median of ${ctx.runs}. ` +
         'CPU: user + system seconds. "Process" is the service\'s (from /proc, over the load) or the ' +
-        "tool's own (its rusage once it ended); \"PostgreSQL\" is the server's backends serving that " +
-        'process\'s connections (found by application_name, read from /proc; background writers and ' +
+        'tool\'s own (its rusage once it ended); "PostgreSQL" is the server\'s backends serving that ' +
+        "process's connections (found by application_name, read from /proc; background writers and " +
         'other clients of the server not counted). Wall time above the CPU of the busiest process means ' +
-        'waiting. Peak RSS: the service process\'s alone, the highest of the runs (VmHWM reset before ' +
+        "waiting. Peak RSS: the service process's alone, the highest of the runs (VmHWM reset before " +
         'each load, and VmRSS sampled every 50 ms). "Upload": until the PUT was answered (the file ' +
         'stored); the rest is the job: queueing, parsing, writing, committing.',
       table(
@@ -264,7 +264,11 @@ function loadSection(ctx: BenchContext, results: readonly EngineRuns[]): Section
       ),
       '**Targets**',
       table(['target', 'measured', 'holds'], [...checks, ...rssChecks]),
-      ...(LOAD_ROWS === 1_000_000 ? [] : [`The RSS target is stated for 1,000,000 rows; this run loaded ${LOAD_ROWS.toLocaleString('en')}.`]),
+      ...(LOAD_ROWS === 1_000_000
+        ? []
+        : [
+            `The RSS target is stated for 1,000,000 rows; this run loaded ${LOAD_ROWS.toLocaleString('en')}.`,
+          ]),
     ],
   };
 }
@@ -319,7 +323,15 @@ function bigSection(loads: readonly BigLoad[]): Section {
           ? ''
           : ' The target is stated for 10,000,000 rows; this run loaded another count.'),
       table(
-        ['engine', 'seconds', 'rows/s', 'service CPU s', 'PostgreSQL CPU s', 'RSS before MiB', 'peak RSS MiB'],
+        [
+          'engine',
+          'seconds',
+          'rows/s',
+          'service CPU s',
+          'PostgreSQL CPU s',
+          'RSS before MiB',
+          'peak RSS MiB',
+        ],
         loads.map((l) => [
           ENGINE_NAMES[l.engine],
           cell(l.seconds, 1),

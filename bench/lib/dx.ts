@@ -122,7 +122,10 @@ export async function spawnDx(
 ): Promise<DxProcess> {
   const api = roles !== 'worker';
   const port = api ? await freePort() : 0;
-  const logFile = join(env.dataDir, `service-${roles.replace(',', '-')}-${randomBytes(2).toString('hex')}.log`);
+  const logFile = join(
+    env.dataDir,
+    `service-${roles.replace(',', '-')}-${randomBytes(2).toString('hex')}.log`,
+  );
   const service = await spawnServer(
     process.execPath,
     [join(ctx.dist, '..', 'bin/dx.js'), 'serve', '--role', roles],

@@ -37,7 +37,10 @@ export type FileFormat = 'csv' | 'ndjson';
 /** The order of the keys in a file. */
 export type KeyOrder = 'random' | 'ascending';
 export const KEY_ORDERS: readonly KeyOrder[] = ['random', 'ascending'];
-export const KEY_ORDER_NAMES: Record<KeyOrder, string> = { random: 'random keys', ascending: 'ascending keys' };
+export const KEY_ORDER_NAMES: Record<KeyOrder, string> = {
+  random: 'random keys',
+  ascending: 'ascending keys',
+};
 
 /** The seed of the random order: fixed, so every run (and every machine) loads the same file. */
 const SHUFFLE_SEED = 38;
@@ -80,7 +83,12 @@ function ndjsonLine(i: number): string {
 }
 
 /** Writes the records of keys 1..`rows` to `file` in `format`, the keys in `order`. */
-export async function generate(file: string, rows: number, format: FileFormat, order: KeyOrder): Promise<void> {
+export async function generate(
+  file: string,
+  rows: number,
+  format: FileFormat,
+  order: KeyOrder,
+): Promise<void> {
   const out = createWriteStream(file);
   const line = format === 'csv' ? csvLine : ndjsonLine;
   const keys = keysInOrder(rows, order);
@@ -112,7 +120,9 @@ export async function recordFiles(
     // Renamed when complete, so a failed write is never taken for the whole file.
     await generate(`${files[format]}.part`, rows, format, order);
     renameSync(`${files[format]}.part`, files[format]);
-    ctx.log(`  ${rows} rows (${KEY_ORDER_NAMES[order]}) as ${format}: ${(statSync(files[format]).size / 1e6).toFixed(0)} MB`);
+    ctx.log(
+      `  ${rows} rows (${KEY_ORDER_NAMES[order]}) as ${format}: ${(statSync(files[format]).size / 1e6).toFixed(0)} MB`,
+    );
   }
   return files;
 }
