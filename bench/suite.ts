@@ -2,7 +2,7 @@
 // to BENCHMARKS.md. Started by run.ts once the Node.js is one the suite can run on.
 // A new area is one import and one entry in PARTS.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -26,6 +26,14 @@ const PARTS: Record<string, BenchPart> = {
   exports: exportsPart,
   jobs: jobsPart,
 };
+
+/** The line each section starts with: how busy the machine was, and what the figures compare with. */
+function partConditions(before: string, after: string): string {
+  return (
+    `*Load average (1/5/15 min) before → after this part: ${before} → ${after}, on ${cpus().length} cores. ` +
+    'Figures compare only within this run (side by side on the same machine); across runs, compare ratios.*'
+  );
+}
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -69,7 +77,10 @@ const sections: Section[] = [];
 try {
   for (const name of selected) {
     ctx.log(`\n== ${name}`);
-    sections.push(...(await (PARTS[name] as BenchPart).run(ctx)));
+    const before = loadAverage();
+    const partSections = await (PARTS[name] as BenchPart).run(ctx);
+    const conditions = partConditions(before, loadAverage());
+    sections.push(...partSections.map((s) => ({ ...s, blocks: [conditions, ...s.blocks] })));
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });
