@@ -329,7 +329,8 @@ function jobsSection(ctx: BenchContext, results: readonly ConfigRuns[]): Section
         'from letting the workers go to the last Completed seen by polling every 100 ms. "Gap": from a ' +
         "worker's commit to its next claim (by its log's job.started lines): the upload's deletion and the " +
         `claim. CPU: user + system of the worker processes and of the api (answering the polls) over the ` +
-        'batch, and of the PostgreSQL backends of all of them (by application_name). Webhook: from the ' +
+        'batch, and of the PostgreSQL backends of all of them (by application_name); "CPU ms per job": ' +
+        "the workers' and PostgreSQL's CPU divided by the jobs. Webhook: from the " +
         `commit to the delivery's arrival. Median of ${ctx.runs} runs, configurations interleaved.`,
       table(
         [
