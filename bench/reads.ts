@@ -1,5 +1,6 @@
 // The `reads` part: with the load part's N records loaded into `dx serve` (its own process), the
 // whole dataset read back page by page as a client would (records:retrieve is the exports part's).
+import { cpuWhile, type CpuSpent } from './lib/cpu.js';
 import { createDataset, ENGINE_NAMES, ENGINES, loadFile, startDx, type Dx, type Engine } from './lib/dx.js';
 import type { BenchContext, BenchPart } from './lib/part.js';
 import { peakRssWhile } from './lib/procfs.js';
@@ -14,10 +15,11 @@ export const readsPart: BenchPart = {
   run: runReadsBench,
 };
 
-/** One read: its time and size, and the service's peak RSS meanwhile. */
+/** One read: its time and size, the CPU spent and the service's peak RSS meanwhile. */
 interface Read {
   seconds: number;
   bytes: number;
+  cpu: CpuSpent;
   peakRssMb: number;
 }
 
@@ -25,7 +27,7 @@ const READS = [{ label: `GET records, pages of ${PAGE_SIZE}`, read: pages }];
 
 async function runReadsBench(ctx: BenchContext): Promise<Section[]> {
   ctx.log(`reads: ${LOAD_ROWS} records, ${ctx.runs} runs per engine`);
-  const files = await recordFiles(ctx, LOAD_ROWS);
+  const files = await recordFiles(ctx, LOAD_ROWS, 'random');
   const results = new Map<Engine, Read[][]>();
   for (const engine of ENGINES) {
     const dx = await startDx(ctx, engine);
@@ -35,8 +37,10 @@ async function runReadsBench(ctx: BenchContext): Promise<Section[]> {
       await loadFile(dx, datasetId, files.csv, 'csv', LOAD_ROWS);
       for (let i = 1; i <= ctx.runs; i++) {
         for (const [j, r] of READS.entries()) {
-          const [{ seconds, bytes }, peakRssMb] = await peakRssWhile(dx.pid, () => r.read(dx, datasetId));
-          samples[j]?.push({ seconds, bytes, peakRssMb });
+          const [[{ seconds, bytes }, cpu], peakRssMb] = await peakRssWhile(dx.pid, () =>
+            cpuWhile([dx.pid], dx.env.pg, () => r.read(dx, datasetId)),
+          );
+          samples[j]?.push({ seconds, bytes, cpu, peakRssMb });
         }
         ctx.log(
           `  ${engine} run ${i}: ${samples.map((s) => `${s.at(-1)?.seconds.toFixed(2)} s`).join(', ')}`,
@@ -81,11 +85,14 @@ function readsSection(ctx: BenchContext, results: ReadonlyMap<Engine, Read[][]>)
     for (const [j, r] of READS.entries()) {
       const s = samples[j] ?? [];
       const seconds = median(s.map((x) => x.seconds));
+      const pg = s.map((x) => x.cpu.databaseMs);
       rows.push([
         ENGINE_NAMES[engine],
         r.label,
         cell(seconds, 2),
         cell(LOAD_ROWS / seconds),
+        cell(median(s.map((x) => x.cpu.processMs)) / 1000, 2),
+        pg.some((x) => x === null) ? '–' : cell(median(pg as number[]) / 1000, 2),
         cell(median(s.map((x) => x.bytes)) / 1e6, 1),
         cell(Math.max(...s.map((x) => x.peakRssMb))),
       ]);
@@ -94,11 +101,24 @@ function readsSection(ctx: BenchContext, results: ReadonlyMap<Engine, Read[][]>)
   return {
     title: `Record reads, ${LOAD_ROWS.toLocaleString('en')} records`,
     blocks: [
-      `The load part's records (CSV) loaded once into \`dx serve --role api,worker\` in its own ` +
+      `The load part's random-key records (CSV) loaded once into \`dx serve --role api,worker\` in its own ` +
         'process; pages are fetched one after another, each parsed. Every read must return all the ' +
         'records (records:retrieve: see the exports part). ' +
-        `Median of ${ctx.runs} runs; peak RSS: the service process's, the highest of the runs.`,
-      table(['engine', 'read', 'seconds', 'records/s', 'MB read', 'service peak RSS MiB'], rows),
+        `Median of ${ctx.runs} runs; CPU: user + system seconds of the service process and of the ` +
+        "PostgreSQL backends serving it (by application_name); peak RSS: the service process's, the highest of the runs.",
+      table(
+        [
+          'engine',
+          'read',
+          'seconds',
+          'records/s',
+          'service CPU s',
+          'PostgreSQL CPU s',
+          'MB read',
+          'service peak RSS MiB',
+        ],
+        rows,
+      ),
     ],
   };
 }

@@ -1,85 +1,12 @@
-// The benchmark suite's entry: runs the selected parts (all by default), prints the report and
-// writes it to BENCHMARKS.md. Usage: node dist/bench/run.js [part…] [--seconds N] [--runs N] [--out F]
-// A new area is one import and one entry in PARTS.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { apiPart } from './api.js';
-import { exportsPart } from './exports.js';
-import { loadPart } from './load-part.js';
-import { loadTool } from './lib/load.js';
-import type { BenchPart } from './lib/part.js';
-import { loadAverage } from './lib/procfs.js';
-import { writeReport, type Section } from './lib/report.js';
-import { ensureCommand } from './lib/tools.js';
-import { proxyPart } from './proxy.js';
-import { readsPart } from './reads.js';
+// The benchmark suite's entry (node dist/bench/run.js [part…] [--seconds N] [--runs N] [--out F]).
+// The suite drives better-sqlite3 13, which crashes Node.js older than 22.14; as bin/dx.js and
+// scripts/test.mjs do, an older `node` hands the same command over to the bundled Node.js 24
+// before anything loads the driver, and the suite itself (suite.ts) is imported only afterwards.
 
-const PARTS: Record<string, BenchPart> = {
-  proxy: proxyPart,
-  api: apiPart,
-  load: loadPart,
-  reads: readsPart,
-  exports: exportsPart,
-};
-
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    seconds: { type: 'string', default: process.env.BENCH_SECONDS ?? '5' },
-    runs: { type: 'string', default: process.env.BENCH_RUNS ?? '3' },
-    out: { type: 'string', default: 'BENCHMARKS.md' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-});
-
-if (values.help) {
-  console.log('usage: node dist/bench/run.js [part…] [--seconds N] [--runs N] [--out FILE]\n\nparts:');
-  for (const [name, part] of Object.entries(PARTS)) console.log(`  ${name.padEnd(8)} ${part.describe}`);
-  process.exit(0);
-}
-const selected = positionals.length === 0 ? Object.keys(PARTS) : positionals;
-const unknown = selected.filter((name) => !(name in PARTS));
-if (unknown.length > 0) {
-  console.error(`unknown part(s): ${unknown.join(', ')}; known: ${Object.keys(PARTS).join(', ')}`);
-  process.exit(2);
+interface NodeRuntime {
+  runsOnSupportedNode(name: string): boolean;
 }
 
-// wrk is lighter than autocannon, which leaves more of a small machine's CPU to the servers.
-if (selected.some((name) => PARTS[name]?.usesLoadTool === true)) ensureCommand('wrk', ['wrk']);
-const tmp = mkdtempSync(join(tmpdir(), 'dx-bench-'));
-// nginx's workers drop root and must still reach their temp folders inside this one.
-chmodSync(tmp, 0o755);
-const ctx = {
-  tmp,
-  dist: fileURLToPath(new URL('..', import.meta.url)),
-  seconds: Number(values.seconds),
-  runs: Number(values.runs),
-  tool: loadTool(tmp),
-  log: (message: string) => console.error(message),
-};
-const startedAt = new Date();
-const loadBefore = loadAverage();
-console.error(`load average ${loadBefore}; ${ctx.runs} × ${ctx.seconds} s per point with ${ctx.tool}`);
-const sections: Section[] = [];
-try {
-  for (const name of selected) {
-    ctx.log(`\n== ${name}`);
-    sections.push(...(await (PARTS[name] as BenchPart).run(ctx)));
-  }
-} finally {
-  rmSync(tmp, { recursive: true, force: true });
-}
-writeReport(
-  values.out,
-  {
-    startedAt,
-    loadBefore,
-    secondsPerPoint: ctx.seconds,
-    runsPerPoint: ctx.runs,
-    loadTool: ctx.tool,
-  },
-  sections,
-);
+// From dist/bench/run.js, the repository's bin/ (plain JavaScript, outside the compiled tree).
+const runtime = (await import(new URL('../../bin/node-runtime.js', import.meta.url).href)) as NodeRuntime;
+if (runtime.runsOnSupportedNode('bench')) await import('./suite.js');

@@ -1,6 +1,7 @@
-// `dx serve --role api,worker` in its own process (so its RSS is the service's alone), on a fresh
-// SQLite file or PostgreSQL schema with one app onboarded, and the calls the load and reads parts
-// make to it. close() stops it and removes its files or schema.
+// The service under test: an environment (a fresh SQLite file or PostgreSQL schema, a data folder,
+// one app onboarded) and `dx serve` processes on it, each in its own process (so its RSS and CPU
+// are its own), with the calls the parts make to the API. startDx() is the usual case: one
+// `--role api,worker` process; the api and jobs parts start roles apart on one environment.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,13 +9,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { request } from 'undici';
 import { mintAccessToken } from '../../src/domain/identity/access-tokens.js';
+import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
 import { createApp } from '../../src/domain/identity/apps.js';
 import { openDatabase } from '../../src/storage/db/database.js';
 import { migrateToLatest } from '../../src/storage/db/migrate.js';
 import { freePort } from './net.js';
 import type { BenchContext } from './part.js';
 import { DATASET_SCHEMA, type FileFormat } from './records.js';
-import { spawnServer, stop } from './spawn.js';
+import { run, spawnServer, stop } from './spawn.js';
 
 export type Engine = 'sqlite' | 'postgres';
 export const ENGINES: readonly Engine[] = ['sqlite', 'postgres'];
@@ -23,28 +25,47 @@ export const ENGINE_NAMES: Record<Engine, string> = { sqlite: 'SQLite', postgres
 /** The PostgreSQL database of the service and the psql baseline; each service gets its own schema. */
 export const PG_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** A running service under test. */
-export interface Dx {
+/** What a client of the onboarded app holds. */
+export interface AppCredentials {
+  /** An access token of the app's installation (a day long). */
+  token: string;
+  /** An app JWT (an hour long: the longest the service accepts). */
+  jwt: string;
+  /** The body of POST /auth/clientToken for the installation. */
+  mintBody: string;
+}
+
+/** A fresh database (SQLite file or PostgreSQL schema) and data folder with one app onboarded. */
+export interface DxEnv {
   engine: Engine;
-  pid: number;
+  dataDir: string;
+  /** The service's DATABASE_URL. */
+  databaseUrl: string;
   /** The PostgreSQL schema holding this service's tables (null on SQLite). */
   schema: string | null;
   /** The SQLite file of the service (null on PostgreSQL). */
   sqliteFile: string | null;
-  /** An API call (path under /api/v1) with the app's token; the answer's text, or throws on non-2xx. */
-  text(method: 'GET' | 'POST', path: string, body?: unknown): Promise<string>;
-  call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
-  close(): Promise<void>;
+  /** application_name of every connection the environment's processes open (PGAPPNAME). */
+  pgTag: string;
+  /** For cpuWhile: the backends of this environment's service (null on SQLite). */
+  pg: { url: string; tag: string } | null;
+  credentials: AppCredentials;
+  /** Runs SQL (one statement on PostgreSQL) on the service's database with the engine's
+   * command-line tool; returns its output. */
+  sql(statements: string): Promise<string>;
+  /** Removes the data folder and drops the schema. */
+  cleanup(): Promise<void>;
 }
 
-/** Starts a service on `engine` with its own data folder (and schema) under the run's scratch folder. */
-export async function startDx(ctx: BenchContext, engine: Engine): Promise<Dx> {
+/** Makes a fresh environment on `engine` under the run's scratch folder. */
+export async function createEnv(ctx: BenchContext, engine: Engine): Promise<DxEnv> {
   const id = randomBytes(4).toString('hex');
   const dataDir = join(ctx.tmp, `dx-${engine}-${id}`);
   const schema = engine === 'postgres' ? `bench_${id}` : null;
+  const sqliteFile = schema === null ? join(dataDir, 'dx.sqlite') : null;
   const databaseUrl =
-    schema === null
-      ? `sqlite:${join(dataDir, 'dx.sqlite')}`
+    sqliteFile !== null
+      ? `sqlite:${sqliteFile}`
       : `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const cleanup = async () => {
     rmSync(dataDir, { recursive: true, force: true });
@@ -52,53 +73,23 @@ export async function startDx(ctx: BenchContext, engine: Engine): Promise<Dx> {
   };
   try {
     mkdirSync(dataDir);
-    const token = await onboard(schema === null ? databaseUrl : PG_URL, schema);
-    const port = await freePort();
-    const service = await spawnServer(
-      process.execPath,
-      [join(ctx.dist, '..', 'bin/dx.js'), 'serve', '--role', 'api,worker'],
-      {
-        ready: /API listening on (http:\/\/\S+)\/api\/v1/,
-        stdoutFile: join(dataDir, 'service.log'),
-        env: {
-          HOST: '127.0.0.1',
-          API_PORT: String(port),
-          // Upload and download links are built on it.
-          PUBLIC_URL: `http://127.0.0.1:${port}`,
-          DATA_DIR: dataDir,
-          DATABASE_URL: databaseUrl,
-          LOG_LEVEL: 'warn',
-        },
-      },
-    );
-    const text = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-      const res = await request(`${service.url}/api/v1${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      const answer = await res.body.text();
-      if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${answer}`);
-      return answer;
-    };
+    const credentials = await onboard(sqliteFile !== null ? databaseUrl : PG_URL, schema);
+    const pgTag = `dx-bench-${id}`;
     return {
       engine,
-      pid: service.child.pid as number,
+      dataDir,
+      databaseUrl,
       schema,
-      sqliteFile: schema === null ? join(dataDir, 'dx.sqlite') : null,
-      text,
-      call: async <T>(method: 'GET' | 'POST', path: string, body?: unknown) =>
-        JSON.parse(await text(method, path, body)) as T,
-      close: async () => {
-        try {
-          await stop(service.child);
-        } finally {
-          await cleanup();
-        }
-      },
+      sqliteFile,
+      pgTag,
+      pg: schema === null ? null : { url: PG_URL, tag: pgTag },
+      credentials,
+      sql: (statements) =>
+        sqliteFile !== null
+          ? run('sqlite3', ['-cmd', '.timeout 10000', sqliteFile, statements])
+          : // Each -c is its own transaction, so `statements` may be a VACUUM.
+            run('psql', [PG_URL, '-Atq', '-c', `set search_path = "${schema}"`, '-c', statements]),
+      cleanup,
     };
   } catch (err) {
     // The first error is the one to report; a failing cleanup (no database at all) must not hide it.
@@ -107,8 +98,141 @@ export async function startDx(ctx: BenchContext, engine: Engine): Promise<Dx> {
   }
 }
 
-/** Migrates the database, creates an app and returns an access token for it. */
-async function onboard(url: string, schema: string | null): Promise<string> {
+/** A running `dx serve` process of an environment. */
+export interface DxProcess {
+  pid: number;
+  /** The API's base URL (…/api/v1 is under it), or the admin listener's for a worker alone. */
+  url: string;
+  /** Where its stdout (the service's log lines) goes. */
+  logFile: string;
+  /** Sends a signal (SIGSTOP and SIGCONT hold a process and let it go on). */
+  signal(name: NodeJS.Signals): void;
+  close(): Promise<void>;
+}
+
+/** What `--role` a process gets. */
+export type Roles = 'api,worker' | 'api' | 'worker';
+
+/** Starts `dx serve --role <roles>` on `env`; `settings` are more of its environment variables. */
+export async function spawnDx(
+  ctx: BenchContext,
+  env: DxEnv,
+  roles: Roles,
+  settings: Record<string, string> = {},
+): Promise<DxProcess> {
+  const api = roles !== 'worker';
+  const port = api ? await freePort() : 0;
+  const logFile = join(
+    env.dataDir,
+    `service-${roles.replace(',', '-')}-${randomBytes(2).toString('hex')}.log`,
+  );
+  const service = await spawnServer(
+    process.execPath,
+    [join(ctx.dist, '..', 'bin/dx.js'), 'serve', '--role', roles],
+    {
+      ready: api ? /API listening on (http:\/\/\S+)\/api\/v1/ : /Admin listening on (http:\/\/[^\s:]+:\d+)/,
+      stdoutFile: logFile,
+      env: {
+        HOST: '127.0.0.1',
+        API_PORT: String(port),
+        // A worker alone serves /healthz on a port of its own; 0: any free one.
+        ...(api ? {} : { ADMIN_PORT: '0' }),
+        // Upload and download links are built on it.
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        DATA_DIR: env.dataDir,
+        DATABASE_URL: env.databaseUrl,
+        PGAPPNAME: env.pgTag,
+        LOG_LEVEL: 'warn',
+        ...settings,
+      },
+    },
+  );
+  return {
+    pid: service.child.pid as number,
+    url: service.url,
+    logFile,
+    signal: (name) => void service.child.kill(name),
+    close: async () => {
+      // A held process must run again to hear the SIGTERM.
+      service.child.kill('SIGCONT');
+      await stop(service.child);
+    },
+  };
+}
+
+/** Calls to the API at `url` with the app's access token. */
+export interface DxClient {
+  url: string;
+  /** An API call (path under /api/v1); the answer's text, or throws on non-2xx. */
+  text(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, bearer?: string): Promise<string>;
+  call<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, bearer?: string): Promise<T>;
+}
+
+/** A client of the API at `url` (a process's URL) calling with `token` unless told otherwise. */
+export function dxClient(url: string, token: string): DxClient {
+  const text = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, bearer = token) => {
+    const res = await request(`${url}/api/v1${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const answer = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${answer}`);
+    return answer;
+  };
+  return {
+    url,
+    text,
+    call: async <T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, bearer?: string) =>
+      JSON.parse(await text(method, path, body, bearer)) as T,
+  };
+}
+
+/** A service under test in one process (`--role api,worker`) on an environment of its own. */
+export interface Dx extends DxClient {
+  engine: Engine;
+  env: DxEnv;
+  pid: number;
+  /** The PostgreSQL schema holding this service's tables (null on SQLite). */
+  schema: string | null;
+  /** The SQLite file of the service (null on PostgreSQL). */
+  sqliteFile: string | null;
+  /** Stops the process and removes its environment. */
+  close(): Promise<void>;
+}
+
+/** Starts a service on `engine` with its own data folder (and schema) under the run's scratch folder. */
+export async function startDx(ctx: BenchContext, engine: Engine): Promise<Dx> {
+  const env = await createEnv(ctx, engine);
+  let service: DxProcess;
+  try {
+    service = await spawnDx(ctx, env, 'api,worker');
+  } catch (err) {
+    await env.cleanup().catch(() => undefined);
+    throw err;
+  }
+  return {
+    ...dxClient(service.url, env.credentials.token),
+    engine,
+    env,
+    pid: service.pid,
+    schema: env.schema,
+    sqliteFile: env.sqliteFile,
+    close: async () => {
+      try {
+        await service.close();
+      } finally {
+        await env.cleanup();
+      }
+    },
+  };
+}
+
+/** Migrates the database, creates an app and returns what its client holds. */
+async function onboard(url: string, schema: string | null): Promise<AppCredentials> {
   // With a schema, openDatabase creates it and confines the connection to it.
   const database = await openDatabase(url, schema !== null ? { schema } : {});
   try {
@@ -122,7 +246,13 @@ async function onboard(url: string, schema: string | null): Promise<string> {
       permissions: [],
       ttlSeconds: 86_400,
     });
-    return access.token;
+    const jwt = await signAppJwt({ appId: app.app.id, privateKeyPem: app.privateKeyPem, kid: app.kid });
+    const mintBody = JSON.stringify({
+      tokenType: 'appInstallation',
+      installationId: app.installationId,
+      workspaceKey: app.workspaceKey,
+    });
+    return { token: access.token, jwt, mintBody };
   } finally {
     await database.close();
   }
@@ -139,7 +269,7 @@ async function dropSchema(schema: string): Promise<void> {
 }
 
 /** Creates a dataset of the bench records; returns its id. */
-export async function createDataset(dx: Dx, name: string): Promise<string> {
+export async function createDataset(dx: DxClient, name: string): Promise<string> {
   const ds = await dx.call<{ datasetId: string }>('POST', '/datasets', { name, schema: DATASET_SCHEMA });
   return ds.datasetId;
 }
@@ -148,10 +278,11 @@ interface JobView {
   currentStatus: { datasetJobStatusName: string; logData: { rowsLoaded?: number } | null };
 }
 
-/** Seconds of one load: in all, and until the upload was stored. */
+/** Seconds of one load: in all, and until the upload was stored; and its job. */
 export interface LoadTimes {
   seconds: number;
   uploadSeconds: number;
+  jobId: string;
 }
 
 const UPLOAD = {
@@ -159,20 +290,13 @@ const UPLOAD = {
   ndjson: { contentType: 'json', mediaType: 'application/x-ndjson' },
 } as const;
 
-/**
- * Loads `file` into the dataset as a client would (POST uploadUrl, PUT the file, poll the job
- * every 50 ms) with mode=replace, so repeated loads reuse one dataset; returns the seconds from
- * the uploadUrl call to Completed, and to the end of the upload (the PUT's answer) within them.
- * Throws unless the job loaded exactly `rows` records.
- */
-export async function loadFile(
-  dx: Dx,
+/** POST uploadUrl (mode=replace) and PUT `file` to it: the job is queued once this resolves. */
+export async function uploadFile(
+  dx: DxClient,
   datasetId: string,
   file: string,
   format: FileFormat,
-  rows: number,
-): Promise<LoadTimes> {
-  const started = performance.now();
+): Promise<{ jobId: string }> {
   const up = await dx.call<{ url: string; jobId: string }>(
     'POST',
     `/datasets/${datasetId}/uploadUrl?mode=replace`,
@@ -185,19 +309,43 @@ export async function loadFile(
   });
   const answer = await put.body.text();
   if (put.statusCode !== 200) throw new Error(`PUT upload: ${put.statusCode} ${answer}`);
-  const uploadSeconds = (performance.now() - started) / 1000;
+  return { jobId: up.jobId };
+}
+
+/** Polls the job every `everyMs` until it is Completed; throws unless it loaded exactly `rows`. */
+export async function waitForJob(dx: DxClient, jobId: string, rows: number, everyMs = 50): Promise<void> {
   for (;;) {
-    const job = await dx.call<JobView>('GET', `/datasets/jobs/${up.jobId}`);
+    const job = await dx.call<JobView>('GET', `/datasets/jobs/${jobId}`);
     const status = job.currentStatus;
     if (status.datasetJobStatusName === 'Completed') {
-      const seconds = (performance.now() - started) / 1000;
       const loaded = status.logData?.rowsLoaded;
       if (loaded !== rows) throw new Error(`the load reported ${loaded} records, expected ${rows}`);
-      return { seconds, uploadSeconds };
+      return;
     }
     if (status.datasetJobStatusName === 'Failed' || status.datasetJobStatusName === 'Expired') {
       throw new Error(`load ${status.datasetJobStatusName}: ${JSON.stringify(status)}`);
     }
-    await sleep(50);
+    await sleep(everyMs);
   }
+}
+
+/**
+ * Loads `file` into the dataset as a client would (POST uploadUrl, PUT the file, poll the job
+ * every `everyMs`) with mode=replace, so repeated loads reuse one dataset; returns the seconds
+ * from the uploadUrl call to Completed, and to the end of the upload (the PUT's answer) within
+ * them. Throws unless the job loaded exactly `rows` records.
+ */
+export async function loadFile(
+  dx: DxClient,
+  datasetId: string,
+  file: string,
+  format: FileFormat,
+  rows: number,
+  everyMs = 50,
+): Promise<LoadTimes> {
+  const started = performance.now();
+  const { jobId } = await uploadFile(dx, datasetId, file, format);
+  const uploadSeconds = (performance.now() - started) / 1000;
+  await waitForJob(dx, jobId, rows, everyMs);
+  return { seconds: (performance.now() - started) / 1000, uploadSeconds, jobId };
 }

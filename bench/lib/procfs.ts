@@ -22,12 +22,28 @@ export function peakRssMb(pid: number): number {
   return kbField(status(pid), 'VmHWM') / 1024;
 }
 
-/** User + system CPU time the process has used, in milliseconds. */
-export function cpuMs(pid: number): number {
+/** The fields of /proc/<pid>/stat after the command name: index 0 is field 3 (state). */
+function statFields(pid: number | 'self'): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may contain spaces; fields after its closing parenthesis are fixed.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** User + system CPU time the process has used, in milliseconds. */
+export function cpuMs(pid: number): number {
+  const fields = statFields(pid);
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/**
+ * User + system CPU time of this process's children that have ended and been waited for
+ * (cutime + cstime, the kernel's child rusage), in milliseconds. The difference across one
+ * command's run is that command's CPU, as long as no other child ends meanwhile.
+ */
+export function endedChildrenCpuMs(): number {
+  const fields = statFields('self');
+  const ticks = Number(fields[13]) + Number(fields[14]); // cutime, cstime
   return (ticks * 1000) / TICKS_PER_SECOND;
 }
 

@@ -1,5 +1,8 @@
-// The records of the load and reads parts: N rows × 8 columns (integers, strings, a number, a
-// boolean, a date), written as CSV and as the same rows in newline-delimited JSON.
+// The records of the load, reads, exports and jobs parts: N rows × 8 columns (integers, strings, a
+// number, a boolean, a date), written as CSV and as the same rows in newline-delimited JSON, with
+// the keys 1..N in ascending order or in a fixed-seed random order (files as they really come:
+// voter lists, exports of other systems). A record's content depends on its key alone, so both
+// orders hold the same records and every run of the suite writes the same files.
 import { once } from 'node:events';
 import { createWriteStream, existsSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,6 +34,44 @@ const CITIES = ['Berlin', 'Lagos', 'Lima', 'Osaka', 'Quebec, QC', 'Tunis'];
 
 export type FileFormat = 'csv' | 'ndjson';
 
+/** The order of the keys in a file. */
+export type KeyOrder = 'random' | 'ascending';
+export const KEY_ORDERS: readonly KeyOrder[] = ['random', 'ascending'];
+export const KEY_ORDER_NAMES: Record<KeyOrder, string> = {
+  random: 'random keys',
+  ascending: 'ascending keys',
+};
+
+/** The seed of the random order: fixed, so every run (and every machine) loads the same file. */
+const SHUFFLE_SEED = 38;
+
+/** mulberry32: a small, well-mixed 32-bit generator; enough for a reproducible shuffle. */
+function generator(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** The keys 1..rows in `order` (Fisher–Yates with a fixed seed for `random`). */
+export function keysInOrder(rows: number, order: KeyOrder): Uint32Array {
+  const keys = new Uint32Array(rows);
+  for (let i = 0; i < rows; i++) keys[i] = i + 1;
+  if (order === 'ascending') return keys;
+  const next = generator(SHUFFLE_SEED);
+  for (let i = rows - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    const t = keys[i] as number;
+    keys[i] = keys[j] as number;
+    keys[j] = t;
+  }
+  return keys;
+}
+
 function csvLine(i: number): string {
   const born = `19${50 + (i % 50)}-0${1 + (i % 9)}-${String(1 + (i % 28)).padStart(2, '0')}`;
   return `${i},Person ${i},person${i}@example.org,${18 + (i % 80)},${(i % 1000) / 7},${i % 3 === 0},"${CITIES[i % 6]}",${born}\n`;
@@ -41,13 +82,19 @@ function ndjsonLine(i: number): string {
   return `{"id":${i},"name":"Person ${i}","email":"person${i}@example.org","age":${18 + (i % 80)},"score":${(i % 1000) / 7},"active":${i % 3 === 0},"city":"${CITIES[i % 6]}","born":"${born}"}\n`;
 }
 
-/** Writes `rows` records to `file` in `format`. */
-export async function generate(file: string, rows: number, format: FileFormat): Promise<void> {
+/** Writes the records of keys 1..`rows` to `file` in `format`, the keys in `order`. */
+export async function generate(
+  file: string,
+  rows: number,
+  format: FileFormat,
+  order: KeyOrder,
+): Promise<void> {
   const out = createWriteStream(file);
   const line = format === 'csv' ? csvLine : ndjsonLine;
+  const keys = keysInOrder(rows, order);
   let chunk = format === 'csv' ? `${PROPERTIES.map((p) => p[0]).join(',')}\n` : '';
-  for (let i = 1; i <= rows; i++) {
-    chunk += line(i);
+  for (const key of keys) {
+    chunk += line(key);
     if (chunk.length > 1 << 20) {
       if (!out.write(chunk)) await once(out, 'drain');
       chunk = '';
@@ -57,18 +104,25 @@ export async function generate(file: string, rows: number, format: FileFormat): 
   await once(out, 'finish');
 }
 
-/** The CSV and NDJSON files of `rows` records in the run's scratch folder, written once per run. */
-export async function recordFiles(ctx: BenchContext, rows: number): Promise<Record<FileFormat, string>> {
+/** The CSV and NDJSON files of `rows` records (keys in `order`) in the run's scratch folder,
+ * written once per run. */
+export async function recordFiles(
+  ctx: BenchContext,
+  rows: number,
+  order: KeyOrder,
+): Promise<Record<FileFormat, string>> {
   const files = {
-    csv: join(ctx.tmp, `records-${rows}.csv`),
-    ndjson: join(ctx.tmp, `records-${rows}.ndjson`),
+    csv: join(ctx.tmp, `records-${rows}-${order}.csv`),
+    ndjson: join(ctx.tmp, `records-${rows}-${order}.ndjson`),
   };
   for (const format of ['csv', 'ndjson'] as const) {
-    if (existsSync(files[format])) continue; // the other part of this run wrote it
+    if (existsSync(files[format])) continue; // another part of this run wrote it
     // Renamed when complete, so a failed write is never taken for the whole file.
-    await generate(`${files[format]}.part`, rows, format);
+    await generate(`${files[format]}.part`, rows, format, order);
     renameSync(`${files[format]}.part`, files[format]);
-    ctx.log(`  ${rows} rows as ${format}: ${(statSync(files[format]).size / 1e6).toFixed(0)} MB`);
+    ctx.log(
+      `  ${rows} rows (${KEY_ORDER_NAMES[order]}) as ${format}: ${(statSync(files[format]).size / 1e6).toFixed(0)} MB`,
+    );
   }
   return files;
 }

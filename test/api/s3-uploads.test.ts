@@ -8,6 +8,7 @@ import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { forEachDatabase } from '../support/databases.js';
+import { eventually } from '../support/poll.js';
 import { realStoreOnly } from '../support/s3-server.js';
 import { startFixtureOnS3, type S3Fixture } from '../support/fixture.js';
 import { allRecords, putFile, requestUpload } from '../support/loading.js';
@@ -16,6 +17,10 @@ const PROPS = [
   { name: 'id', type: 'integer' },
   { name: 'name', type: 'string' },
 ];
+
+/** Whether `key` is gone from the store within 10 s (the worker deletes a job's file after its end). */
+const gone = (h: S3Fixture, key: string) =>
+  eventually(async () => (await h.services.objects.head(key)) === null, 10_000);
 
 await forEachDatabase('S3 storage, polling', (target) => {
   let h: S3Fixture;
@@ -72,8 +77,8 @@ await forEachDatabase('S3 storage, polling', (target) => {
       logs.json.data.find((l) => l.datasetJobStatusName === 'Queued')?.logData.message ?? '',
       new RegExp(`File received \\(${body.length} bytes, read as csv\\)`),
     );
-    // The uploaded file is deleted once its job ended.
-    assert.equal(await h.services.objects.head(`datasets/${id}/uploads/${up.jobId}`), null);
+    // The uploaded file is deleted once its job ended (by the worker, just after the job's end).
+    assert.ok(await gone(h, `datasets/${id}/uploads/${up.jobId}`), 'the uploaded file is deleted');
   });
 
   void it('has no notification webhook without S3_NOTIFICATION_TOKEN', async () => {
@@ -94,7 +99,7 @@ await forEachDatabase('S3 storage, polling', (target) => {
     const job = await h.waitForJob(up.jobId);
     assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
     assert.match(job.currentStatus.logData?.message ?? '', /larger than the limit of 1000 bytes/);
-    assert.equal(await h.services.objects.head(`datasets/${id}/uploads/${up.jobId}`), null);
+    assert.ok(await gone(h, `datasets/${id}/uploads/${up.jobId}`), 'the oversized file is deleted');
     assert.deepEqual(await allRecords(h, id), []);
   });
 

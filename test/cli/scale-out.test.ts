@@ -12,7 +12,8 @@ import { sql } from 'kysely';
 import { S3_TEST_CREDENTIALS } from '../support/s3-server.js';
 import { onDatabase } from '../support/databases.js';
 import type { JobBody } from '../support/fixture.js';
-import { BIN, eventually, startScaleOutStack, type ScaleOutStack } from '../support/scale-out.js';
+import { eventually } from '../support/poll.js';
+import { BIN, startScaleOutStack, type ScaleOutStack } from '../support/scale-out.js';
 import { stagingTableName } from '../../src/storage/records/index.js';
 import { startSlowCsvServer, type SlowCsvServer, type WorkerProcess } from '../support/workers.js';
 

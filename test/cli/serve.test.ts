@@ -121,7 +121,10 @@ test('without SIGNING_SECRET and with nowhere to keep a generated one, serve nam
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const [code] = (await once(child, 'exit')) as [number | null];
     assert.equal(code, 1);
-    assert.match(stderr, /SIGNING_SECRET: not set, and no secret can be kept in \/sys\/dx-signing-secret-test/);
+    assert.match(
+      stderr,
+      /SIGNING_SECRET: not set, and no secret can be kept in \/sys\/dx-signing-secret-test/,
+    );
     assert.doesNotMatch(stderr, /API listening|\n\s+at /);
   } finally {
     rmSync(dbDir, { recursive: true, force: true });

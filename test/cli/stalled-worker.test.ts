@@ -5,7 +5,8 @@
 import { afterEach, beforeEach, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { onDatabase } from '../support/databases.js';
-import { eventually, startScaleOutStack, type ScaleOutStack } from '../support/scale-out.js';
+import { eventually } from '../support/poll.js';
+import { startScaleOutStack, type ScaleOutStack } from '../support/scale-out.js';
 import { startSlowCsvServer, type SlowCsvServer } from '../support/workers.js';
 import { stagingTableName } from '../../src/storage/records/index.js';
 

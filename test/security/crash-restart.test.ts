@@ -12,7 +12,8 @@ import { sweep } from '../../src/worker/sweep.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { requestUpload } from '../support/loading.js';
-import { BIN, eventually } from '../support/scale-out.js';
+import { eventually } from '../support/poll.js';
+import { BIN } from '../support/scale-out.js';
 
 const TRIALS = 3;
 const ROWS = 20_000;
