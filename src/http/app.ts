@@ -10,6 +10,7 @@ import { refuseNulInUrls } from './nul-characters.js';
 import { clientErrorHandler } from './client-errors.js';
 import { frameworkErrorHandler, requireHostHeader } from './framework-errors.js';
 import type { ApiDeps, TypedApp } from './deps.js';
+import { CredentialCache } from '../domain/identity/credential-cache.js';
 import { installProblemHandlers } from './problems.js';
 import { authRoutes } from './routes/auth.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -65,6 +66,7 @@ export async function buildApp(
     config,
     ...services,
     db: services.database.db,
+    credentials: { accessTokens: new CredentialCache(), appJwts: new CredentialCache() },
     ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),
     ...(options.draining !== undefined ? { draining: options.draining } : {}),
     ...(options.metricsOnAdminPort !== undefined ? { metricsOnAdminPort: options.metricsOnAdminPort } : {}),

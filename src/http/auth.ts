@@ -40,16 +40,23 @@ export function decorateAuth(app: FastifyInstance): void {
 /** Every route of `scope` requires an app JWT. */
 export function requireAppJwt(scope: FastifyInstance, deps: ApiDeps): void {
   scope.addHook('onRequest', async (request) => {
-    request.appJwt = await verifyAppJwt(deps.db, bearerToken(request), {
-      audience: deps.config.jwtAudience,
-    });
+    request.appJwt = await verifyAppJwt(
+      deps.db,
+      bearerToken(request),
+      { audience: deps.config.jwtAudience },
+      deps.credentials.appJwts,
+    );
   });
 }
 
 /** Every route of `scope` requires an access token; reads need datasets:read, writes datasets:write. */
 export function requireAccessToken(scope: FastifyInstance, deps: ApiDeps): void {
   scope.addHook('onRequest', async (request) => {
-    const principal = await authenticateAccessToken(deps.db, bearerToken(request));
+    const principal = await authenticateAccessToken(
+      deps.db,
+      bearerToken(request),
+      deps.credentials.accessTokens,
+    );
     const needed: Permission =
       request.method === 'GET' || request.method === 'HEAD' ? 'datasets:read' : 'datasets:write';
     if (!principal.permissions.includes(needed)) {
@@ -64,8 +71,14 @@ export function requireAnyCredential(scope: FastifyInstance, deps: ApiDeps): voi
   scope.addHook('onRequest', async (request) => {
     const token = bearerToken(request);
     if (token.startsWith(ACCESS_TOKEN_PREFIX))
-      request.installation = await authenticateAccessToken(deps.db, token);
-    else request.appJwt = await verifyAppJwt(deps.db, token, { audience: deps.config.jwtAudience });
+      request.installation = await authenticateAccessToken(deps.db, token, deps.credentials.accessTokens);
+    else
+      request.appJwt = await verifyAppJwt(
+        deps.db,
+        token,
+        { audience: deps.config.jwtAudience },
+        deps.credentials.appJwts,
+      );
   });
 }
 

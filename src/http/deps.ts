@@ -3,11 +3,20 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Services } from '../domain/services.js';
 import type { Tables } from '../storage/db/tables.js';
+import type { AccessTokenCache } from '../domain/identity/access-tokens.js';
+import type { AppJwtCache } from '../domain/identity/app-jwt.js';
+
+/** What this process's credentials resolved to, reused while the identity epoch holds. */
+export interface CredentialCaches {
+  accessTokens: AccessTokenCache;
+  appJwts: AppJwtCache;
+}
 
 export interface ApiDeps extends Services {
   config: Config;
   /** The metadata database's query builder (services.database.db). */
   db: Kysely<Tables>;
+  credentials: CredentialCaches;
   /** More Prometheus text for /metrics (the proxy's cluster workers). */
   extraMetrics?: () => Promise<string>;
   /** Whether the process is shutting down (/readyz then answers 503). */

@@ -7,6 +7,7 @@ import { hashSecret, randomSecret } from '../../lib/secrets.js';
 import { formatSeconds, nowSeconds, nowTimestamp } from '../../lib/time.js';
 import type { Db } from './users.js';
 import { asWorkspaceType, workspaceKeyMatches, type WorkspaceType } from './workspaces.js';
+import { identityEpoch, type CredentialCache } from './credential-cache.js';
 
 export const PERMISSIONS = ['datasets:read', 'datasets:write'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -94,12 +95,23 @@ export async function mintAccessToken(db: Db, req: MintRequest): Promise<IssuedT
       app_key_kid: req.within !== undefined ? req.within.appKeyKid : req.appKeyKid,
     })
     .execute();
-  // Expired tokens are useless; sweeping them here keeps the table small without a timer.
+  await sweepExpiredTokens(db, now);
+  return { tokenType: 'Bearer', expiresAt: formatSeconds(expiresAt), token };
+}
+
+let lastSweep = 0;
+
+/**
+ * Expired tokens are useless; sweeping them as tokens are minted keeps the table small without a
+ * timer. Once a minute per process at most: each sweep that deletes bumps the identity epoch.
+ */
+async function sweepExpiredTokens(db: Db, now: number): Promise<void> {
+  if (now - lastSweep < 60) return;
+  lastSweep = now;
   await db
     .deleteFrom('access_tokens')
     .where('expires_at', '<', now - 3600)
     .execute();
-  return { tokenType: 'Bearer', expiresAt: formatSeconds(expiresAt), token };
 }
 
 /** The requested permissions, all of `allowed` when none are named; never more than `allowed`. */
@@ -120,36 +132,33 @@ function narrowPermissions(requested: string[], allowed: readonly Permission[]):
   return [...new Set(requested as Permission[])];
 }
 
-/** Resolves an access token to its installation; 401 when unknown, expired or revoked. */
-export async function authenticateAccessToken(db: Db, token: string): Promise<InstallationPrincipal> {
-  const row = await db
-    .selectFrom('access_tokens as t')
-    .innerJoin('installations as i', 'i.id', 't.installation_id')
-    .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
-    .innerJoin('apps as a', 'a.id', 'i.app_id')
-    .innerJoin('users as u', 'u.id', 'w.owner_user_id')
-    .leftJoin('app_keys as k', 'k.kid', 't.app_key_kid')
-    .select([
-      't.app_key_kid',
-      'k.kid as minting_kid',
-      'k.revoked_at as minting_key_revoked_at',
-      't.expires_at',
-      't.permissions',
-      't.key_version',
-      sql<number>`w.key_version`.as('current_key_version'),
-      'i.id as installation_id',
-      'a.id as app_id',
-      'a.name as app_name',
-      'w.id as workspace_id',
-      'w.display_name as workspace_name',
-      'w.type as workspace_type',
-      'u.id as owner_id',
-      'u.display_name as owner_name',
-      'u.email as owner_email',
-    ])
-    .where('t.token_hash', '=', hashSecret(token))
-    .executeTakeFirst();
-  if (row === undefined) throw problem('unauthenticated', 'The access token is unknown or has been revoked.');
+/** Access tokens resolved under an identity epoch (hashed token → its row). */
+export type AccessTokenCache = CredentialCache<AccessTokenRow>;
+
+/**
+ * Resolves an access token to its installation; 401 when unknown, expired or revoked. With `cache`,
+ * what the token resolved to under the current identity epoch is reused (credential-cache.ts).
+ */
+export async function authenticateAccessToken(
+  db: Db,
+  token: string,
+  cache?: AccessTokenCache,
+): Promise<InstallationPrincipal> {
+  const hash = hashSecret(token);
+  let row: AccessTokenRow | null | undefined;
+  if (cache !== undefined) {
+    // Read before resolving: a change after this read bumps the epoch past the one kept.
+    const epoch = await identityEpoch(db);
+    row = cache.get(hash, epoch);
+    if (row === undefined) {
+      row = await accessTokenRow(db, hash);
+      // Unknown tokens are not kept: a stranger's guesses would only push real ones out.
+      if (row !== null) cache.set(hash, epoch, row);
+    }
+  } else {
+    row = await accessTokenRow(db, hash);
+  }
+  if (row === null) throw problem('unauthenticated', 'The access token is unknown or has been revoked.');
   if (row.expires_at <= nowSeconds()) throw problem('unauthenticated', 'The access token has expired.');
   if (row.key_version !== row.current_key_version) {
     throw problem('unauthenticated', 'The workspace key was rotated; mint a new access token.');
@@ -175,3 +184,37 @@ export async function authenticateAccessToken(db: Db, token: string): Promise<In
     appKeyKid: row.app_key_kid,
   };
 }
+
+/** What an access token resolves to: the token, its installation, workspace, app, owner and key. */
+async function accessTokenRow(db: Db, tokenHash: string) {
+  const row = await db
+    .selectFrom('access_tokens as t')
+    .innerJoin('installations as i', 'i.id', 't.installation_id')
+    .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
+    .innerJoin('apps as a', 'a.id', 'i.app_id')
+    .innerJoin('users as u', 'u.id', 'w.owner_user_id')
+    .leftJoin('app_keys as k', 'k.kid', 't.app_key_kid')
+    .select([
+      't.app_key_kid',
+      'k.kid as minting_kid',
+      'k.revoked_at as minting_key_revoked_at',
+      't.expires_at',
+      't.permissions',
+      't.key_version',
+      sql<number>`w.key_version`.as('current_key_version'),
+      'i.id as installation_id',
+      'a.id as app_id',
+      'a.name as app_name',
+      'w.id as workspace_id',
+      'w.display_name as workspace_name',
+      'w.type as workspace_type',
+      'u.id as owner_id',
+      'u.display_name as owner_name',
+      'u.email as owner_email',
+    ])
+    .where('t.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+type AccessTokenRow = NonNullable<Awaited<ReturnType<typeof accessTokenRow>>>;

@@ -5,6 +5,8 @@ import type { AppKeyRow, AppRow } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import { nowSeconds } from '../../lib/time.js';
 import { activeAppKeys } from './apps.js';
+import { identityEpoch, type CredentialCache } from './credential-cache.js';
+import { hashSecret } from '../../lib/secrets.js';
 import type { Db } from './users.js';
 
 export const MAX_JWT_LIFETIME_SECONDS = 3600;
@@ -34,8 +36,49 @@ export interface VerifiedAppJwt {
   kid: string;
 }
 
-/** Verifies an app JWT; any defect answers 401 with the reason. */
-export async function verifyAppJwt(db: Db, token: string, options: AppJwtOptions): Promise<VerifiedAppJwt> {
+/** The times of a verified JWT, checked again against the clock on every use. */
+interface JwtTimes {
+  iat: number;
+  exp: number;
+  nbf: number | undefined;
+}
+
+/** App JWTs verified under an identity epoch (hashed JWT → its app, key and times). */
+export type AppJwtCache = CredentialCache<{ verified: VerifiedAppJwt; times: JwtTimes }>;
+
+/**
+ * Verifies an app JWT; any defect answers 401 with the reason. With `cache`, a JWT already verified
+ * under the current identity epoch (its app and keys unchanged since) skips the signature check;
+ * its times are held to the clock as on the first use.
+ */
+export async function verifyAppJwt(
+  db: Db,
+  token: string,
+  options: AppJwtOptions,
+  cache?: AppJwtCache,
+): Promise<VerifiedAppJwt> {
+  if (cache === undefined) return (await verifySigned(db, token, options)).verified;
+  const key = hashSecret(token);
+  // Read before verifying: a change after this read bumps the epoch past the one kept.
+  const epoch = await identityEpoch(db);
+  const hit = cache.get(key, epoch);
+  if (hit !== undefined) {
+    checkTimes(hit.times, nowSeconds());
+    // As jose's own check on first use (with the same tolerance), now that it is skipped.
+    if (hit.times.exp <= nowSeconds() - CLOCK_SKEW_SECONDS) throw unauthenticated('The JWT has expired.');
+    return hit.verified;
+  }
+  const verified = await verifySigned(db, token, options);
+  cache.set(key, epoch, verified);
+  return verified.verified;
+}
+
+/** Decodes, checks and verifies the signature of an app JWT against the app's active keys. */
+async function verifySigned(
+  db: Db,
+  token: string,
+  options: AppJwtOptions,
+): Promise<{ verified: VerifiedAppJwt; times: JwtTimes }> {
   let issuer: unknown;
   let kid: string | undefined;
   let claims: ReturnType<typeof decodeJwt>;
@@ -56,22 +99,8 @@ export async function verifyAppJwt(db: Db, token: string, options: AppJwtOptions
   if (claims.exp - claims.iat > MAX_JWT_LIFETIME_SECONDS) {
     throw unauthenticated(`The JWT lives longer than ${MAX_JWT_LIFETIME_SECONDS} seconds (exp - iat).`);
   }
-  // exp - iat alone would let a JWT dated years ahead work until then: every instant is also
-  // held to the server's clock.
-  const now = nowSeconds();
-  for (const claim of ['iat', 'nbf'] as const) {
-    const value = claims[claim];
-    if (typeof value === 'number' && value > now + CLOCK_SKEW_SECONDS) {
-      throw unauthenticated(
-        `The JWT claim ${claim} (${value}) lies in the future; the server time is ${now}.`,
-      );
-    }
-  }
-  if (claims.exp > now + MAX_JWT_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) {
-    throw unauthenticated(
-      `The JWT claim exp (${claims.exp}) is more than ${MAX_JWT_LIFETIME_SECONDS} seconds after the server time ${now}.`,
-    );
-  }
+  const times: JwtTimes = { iat: claims.iat, exp: claims.exp, nbf: claims.nbf };
+  checkTimes(times, nowSeconds());
 
   const keys = (await activeAppKeys(db, app.id)).filter((k) => kid === undefined || k.kid === kid);
   if (keys.length === 0) throw unauthenticated('No active key of this app matches the JWT (kid).');
@@ -85,12 +114,32 @@ export async function verifyAppJwt(db: Db, token: string, options: AppJwtOptions
         requiredClaims: ['iss', 'iat', 'exp'],
         ...(options.audience !== null && claims.aud !== undefined ? { audience: options.audience } : {}),
       });
-      return { app, kid: key.kid };
+      return { verified: { app, kid: key.kid }, times };
     } catch (err) {
       lastError = err;
     }
   }
   throw unauthenticated(describeJoseError(lastError));
+}
+
+/**
+ * exp - iat alone would let a JWT dated years ahead work until then: every instant is also held to
+ * the server's clock.
+ */
+function checkTimes(times: JwtTimes, now: number): void {
+  for (const claim of ['iat', 'nbf'] as const) {
+    const value = times[claim];
+    if (typeof value === 'number' && value > now + CLOCK_SKEW_SECONDS) {
+      throw unauthenticated(
+        `The JWT claim ${claim} (${value}) lies in the future; the server time is ${now}.`,
+      );
+    }
+  }
+  if (times.exp > now + MAX_JWT_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) {
+    throw unauthenticated(
+      `The JWT claim exp (${times.exp}) is more than ${MAX_JWT_LIFETIME_SECONDS} seconds after the server time ${now}.`,
+    );
+  }
 }
 
 function describeJoseError(err: unknown): string {

@@ -5,16 +5,8 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { withStatementCache } from './statement-cache.js';
 import type pg from 'pg';
-import {
-  CompiledQuery,
-  Kysely,
-  PostgresDialect,
-  SqliteDialect,
-  SqliteDriver,
-  sql,
-  type DatabaseConnection,
-  type SqliteDialectConfig,
-} from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { SqliteFileDialect } from './sqlite-dialect.js';
 import type { Tables } from './tables.js';
 
 /** The SQLite engine: a file, opened by better-sqlite3. */
@@ -76,32 +68,10 @@ export function openSqliteConnection(file: string): BetterSqlite3.Database {
   return conn;
 }
 
-/**
- * Transactions that take SQLite's write lock when they begin (`begin immediate`). A deferred
- * transaction that reads and then writes cannot wait for another process's writer: SQLite answers
- * SQLITE_BUSY at once, whatever busy_timeout says, when the snapshot it read is no longer the
- * newest. Taking the lock first lets busy_timeout do its work, so the CLI (or a second process)
- * writing beside a running service waits its turn instead of failing with "database is locked".
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly settings: SqliteDialectConfig) {
-    super(settings);
-  }
-  override createDriver(): SqliteDriver {
-    return new ImmediateSqliteDriver(this.settings);
-  }
-}
-
 function openSqlite(file: string): Database {
   const connection = openSqliteConnection(file);
   const db = new Kysely<Tables>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(connection) }),
+    dialect: new SqliteFileDialect(withStatementCache(connection)),
   });
   return {
     db,

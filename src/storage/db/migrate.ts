@@ -18,6 +18,7 @@ import { migration as m010 } from './migrations/010_job_progress.js';
 import { migration as m011 } from './migrations/011_webhooks.js';
 import { migration as m012 } from './migrations/012_job_source_url.js';
 import { migration as m013 } from './migrations/013_console_people.js';
+import { migration as m014 } from './migrations/014_identity_epoch.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '011_webhooks': m011,
   '012_job_source_url': m012,
   '013_console_people': m013,
+  '014_identity_epoch': m014,
 };
 
 /** The ledger of applied migrations, one row per name. */

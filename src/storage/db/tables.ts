@@ -299,6 +299,13 @@ export interface WebhookDeliveriesTable {
   delivered_at: string | null;
 }
 
+/** Counters the database bumps by trigger (migration 014): `identity`, on any update or delete of
+ * what a credential resolves to. */
+export interface ChangeEpochsTable {
+  name: string;
+  epoch: number;
+}
+
 /** Every table of the metadata database. */
 export interface Tables {
   users: UsersTable;
@@ -319,6 +326,7 @@ export interface Tables {
   idempotency_keys: IdempotencyKeysTable;
   app_webhooks: AppWebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  change_epochs: ChangeEpochsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
