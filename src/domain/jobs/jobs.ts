@@ -7,7 +7,7 @@ import type { DatasetJobRow, Tables } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import type { Db } from '../identity/users.js';
-import { findVisibleDataset, type DatasetReader } from '../datasets/datasets.js';
+import { findVisibleDataset, visibleTo, type DatasetReader } from '../datasets/datasets.js';
 import {
   JOB_STATUS_CODES,
   type ContentType,
@@ -257,14 +257,15 @@ async function appendStatus(
 
 /** The row of a job whose dataset the caller may see, or a 404 problem. */
 export async function findVisibleJob(db: Db, caller: DatasetReader, jobId: string): Promise<DatasetJobRow> {
-  const row = await db.selectFrom('dataset_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
-  const notFound = problem('notFound', `Job ${jobId} not found.`);
-  if (row === undefined) throw notFound;
-  try {
-    await findVisibleDataset(db, caller, row.dataset_id);
-  } catch {
-    throw notFound;
-  }
+  // A job of a dataset the caller does not see is not found either: one query for both.
+  const row = await db
+    .selectFrom('dataset_jobs as j')
+    .innerJoin('datasets as d', 'd.id', 'j.dataset_id')
+    .selectAll('j')
+    .where('j.id', '=', jobId)
+    .where(visibleTo(caller))
+    .executeTakeFirst();
+  if (row === undefined) throw problem('notFound', `Job ${jobId} not found.`);
   return row;
 }
 

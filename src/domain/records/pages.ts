@@ -10,7 +10,7 @@ import {
   type RecordStore,
 } from '../../storage/records/record-store.js';
 import { problem } from '../../errors.js';
-import { datasetSchemaOf, findVisibleDataset, type DatasetReader } from '../datasets/datasets.js';
+import { findVisibleDatasetWithSchema, type DatasetReader } from '../datasets/datasets.js';
 import { tableSchemaOf, type SchemaProperty } from '../datasets/schema.js';
 import { decodePageToken, encodePageToken, invalidPageToken, parseFilters, parsePageSize } from './query.js';
 import { recordJson } from './render.js';
@@ -45,8 +45,7 @@ export async function recordsPage(
   datasetId: string,
   query: Record<string, unknown>,
 ): Promise<RecordsPage> {
-  const ds = await findVisibleDataset(db, caller, datasetId);
-  const schema = await datasetSchemaOf(db, datasetId);
+  const { row: ds, schema } = await findVisibleDatasetWithSchema(db, caller, datasetId);
   const table = tableSchemaOf(schema);
   const pageSize = parsePageSize(query.pageSize);
   const filters = parseFilters(schema, query);
