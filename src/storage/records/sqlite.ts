@@ -31,7 +31,7 @@ import {
 
 const ROWS_PER_STATEMENT = 200;
 /** Rows per transaction (about one parser batch): rows die young, which spares the GC, and the API never waits long. */
-const ROWS_PER_CHUNK = 10_000;
+const ROWS_PER_CHUNK = 1000;
 /** Rows copied per transaction when a staging table starts from a committed one. */
 const COPY_ROWS_PER_CHUNK = 20_000;
 /** A cell as SQLite takes it: booleans as 0/1 (kinds.ts). */
