@@ -129,6 +129,6 @@ class SqliteConnection implements DatabaseConnection {
       throw new Error('the SQLite driver streams select queries only');
     }
     const statement = this.database.prepare(compiled.sql);
-    for (const row of statement.iterate(compiled.parameters as unknown[])) yield { rows: [row as R] };
+    for (const row of statement.iterate(compiled.parameters)) yield { rows: [row as R] };
   }
 }
