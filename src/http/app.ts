@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
+import { decorateReadCache, ReadCache, serveFromReadCache } from './read-cache.js';
 import { acceptEmptyJsonBodies } from './body.js';
 import { refuseNulInUrls } from './nul-characters.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -67,6 +68,7 @@ export async function buildApp(
     ...services,
     db: services.database.db,
     credentials: { accessTokens: new CredentialCache(), appJwts: new CredentialCache() },
+    readCache: new ReadCache(),
     ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),
     ...(options.draining !== undefined ? { draining: options.draining } : {}),
     ...(options.metricsOnAdminPort !== undefined ? { metricsOnAdminPort: options.metricsOnAdminPort } : {}),
@@ -126,6 +128,7 @@ export async function buildApp(
   acceptEmptyJsonBodies(app);
   refuseNulInUrls(app);
   decorateAuth(app);
+  decorateReadCache(app);
   requestMetrics(app, deps.metrics);
 
   // The named schemas of the OpenAPI document, which routes use through ref() (docs/api.md).
@@ -154,6 +157,7 @@ export async function buildApp(
       await v1.register(async (scope) => {
         const s = scope as unknown as TypedApp;
         requireAccessToken(s, deps);
+        serveFromReadCache(s, deps.readCache);
         datasetRoutes(s, deps);
         datasetTagRoutes(s, deps);
         loadingRoutes(s, deps);

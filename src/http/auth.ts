@@ -9,6 +9,7 @@ import {
   type InstallationPrincipal,
   type Permission,
 } from '../domain/identity/access-tokens.js';
+import { readEpochs } from '../domain/identity/credential-cache.js';
 import type { ApiDeps } from './deps.js';
 
 declare module 'fastify' {
@@ -40,11 +41,13 @@ export function decorateAuth(app: FastifyInstance): void {
 /** Every route of `scope` requires an app JWT. */
 export function requireAppJwt(scope: FastifyInstance, deps: ApiDeps): void {
   scope.addHook('onRequest', async (request) => {
+    const token = bearerToken(request);
+    request.epochs = await readEpochs(deps.db);
     request.appJwt = await verifyAppJwt(
       deps.db,
-      bearerToken(request),
+      token,
       { audience: deps.config.jwtAudience },
-      deps.credentials.appJwts,
+      { cache: deps.credentials.appJwts, epoch: request.epochs.identity },
     );
   });
 }
@@ -52,11 +55,14 @@ export function requireAppJwt(scope: FastifyInstance, deps: ApiDeps): void {
 /** Every route of `scope` requires an access token; reads need datasets:read, writes datasets:write. */
 export function requireAccessToken(scope: FastifyInstance, deps: ApiDeps): void {
   scope.addHook('onRequest', async (request) => {
-    const principal = await authenticateAccessToken(
-      deps.db,
-      bearerToken(request),
-      deps.credentials.accessTokens,
-    );
+    const token = bearerToken(request);
+    // Read first, once: what the credential resolved to and any kept answer are reused only while
+    // the epochs stay as read here (credential-cache.ts, read-cache.ts).
+    request.epochs = await readEpochs(deps.db);
+    const principal = await authenticateAccessToken(deps.db, token, {
+      cache: deps.credentials.accessTokens,
+      epoch: request.epochs.identity,
+    });
     const needed: Permission =
       request.method === 'GET' || request.method === 'HEAD' ? 'datasets:read' : 'datasets:write';
     if (!principal.permissions.includes(needed)) {
@@ -70,14 +76,19 @@ export function requireAccessToken(scope: FastifyInstance, deps: ApiDeps): void 
 export function requireAnyCredential(scope: FastifyInstance, deps: ApiDeps): void {
   scope.addHook('onRequest', async (request) => {
     const token = bearerToken(request);
+    request.epochs = await readEpochs(deps.db);
+    const epoch = request.epochs.identity;
     if (token.startsWith(ACCESS_TOKEN_PREFIX))
-      request.installation = await authenticateAccessToken(deps.db, token, deps.credentials.accessTokens);
+      request.installation = await authenticateAccessToken(deps.db, token, {
+        cache: deps.credentials.accessTokens,
+        epoch,
+      });
     else
       request.appJwt = await verifyAppJwt(
         deps.db,
         token,
         { audience: deps.config.jwtAudience },
-        deps.credentials.appJwts,
+        { cache: deps.credentials.appJwts, epoch },
       );
   });
 }

@@ -5,6 +5,7 @@ import type { Services } from '../domain/services.js';
 import type { Tables } from '../storage/db/tables.js';
 import type { AccessTokenCache } from '../domain/identity/access-tokens.js';
 import type { AppJwtCache } from '../domain/identity/app-jwt.js';
+import type { ReadCache } from './read-cache.js';
 
 /** What this process's credentials resolved to, reused while the identity epoch holds. */
 export interface CredentialCaches {
@@ -17,6 +18,8 @@ export interface ApiDeps extends Services {
   /** The metadata database's query builder (services.database.db). */
   db: Kysely<Tables>;
   credentials: CredentialCaches;
+  /** GET answers reused while the epochs hold (read-cache.ts). */
+  readCache: ReadCache;
   /** More Prometheus text for /metrics (the proxy's cluster workers). */
   extraMetrics?: () => Promise<string>;
   /** Whether the process is shutting down (/readyz then answers 503). */

@@ -14,7 +14,7 @@ import { onboardApp, ownToken } from '../support/onboarding.js';
 import { rotateWorkspaceKey } from '../../src/domain/identity/workspaces.js';
 import { removeInstallation } from '../../src/domain/identity/installations.js';
 import { revokeAppKey } from '../../src/domain/identity/apps.js';
-import { identityEpoch } from '../../src/domain/identity/credential-cache.js';
+import { readEpochs } from '../../src/domain/identity/credential-cache.js';
 import { IDENTITY_TABLES } from '../../src/storage/db/migrations/014_identity_epoch.js';
 
 const run = promisify(execFile);
@@ -79,9 +79,9 @@ await forEachDatabase('credentials reused across requests', (target) => {
     const partner = await onboardApp(h, 'Epoch app', 'ES256');
     await ownToken(h, partner);
     const moves = async (change: () => Promise<unknown>) => {
-      const before = await identityEpoch(db);
+      const before = (await readEpochs(db)).identity;
       await change();
-      return (await identityEpoch(db)) > before;
+      return (await readEpochs(db)).identity > before;
     };
     assert.equal(await moves(() => onboardApp(h, 'Inserted app', 'ES256')), false, 'an insert');
     assert.equal(

@@ -7,7 +7,7 @@ import { hashSecret, randomSecret } from '../../lib/secrets.js';
 import { formatSeconds, nowSeconds, nowTimestamp } from '../../lib/time.js';
 import type { Db } from './users.js';
 import { asWorkspaceType, workspaceKeyMatches, type WorkspaceType } from './workspaces.js';
-import { identityEpoch, type CredentialCache } from './credential-cache.js';
+import type { CredentialCache, UnderEpoch } from './credential-cache.js';
 
 export const PERMISSIONS = ['datasets:read', 'datasets:write'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -136,19 +136,20 @@ function narrowPermissions(requested: string[], allowed: readonly Permission[]):
 export type AccessTokenCache = CredentialCache<AccessTokenRow>;
 
 /**
- * Resolves an access token to its installation; 401 when unknown, expired or revoked. With `cache`,
- * what the token resolved to under the current identity epoch is reused (credential-cache.ts).
+ * Resolves an access token to its installation; 401 when unknown, expired or revoked. With `cached`,
+ * what the token resolved to under the identity epoch read before this call is reused
+ * (credential-cache.ts).
  */
 export async function authenticateAccessToken(
   db: Db,
   token: string,
-  cache?: AccessTokenCache,
+  cached?: UnderEpoch<AccessTokenCache>,
 ): Promise<InstallationPrincipal> {
   const hash = hashSecret(token);
   let row: AccessTokenRow | null | undefined;
-  if (cache !== undefined) {
-    // Read before resolving: a change after this read bumps the epoch past the one kept.
-    const epoch = await identityEpoch(db);
+  if (cached !== undefined) {
+    // The epoch was read before resolving: a change after that read bumps it past the one kept.
+    const { cache, epoch } = cached;
     row = cache.get(hash, epoch);
     if (row === undefined) {
       row = await accessTokenRow(db, hash);

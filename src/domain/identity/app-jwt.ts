@@ -5,7 +5,7 @@ import type { AppKeyRow, AppRow } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import { nowSeconds } from '../../lib/time.js';
 import { activeAppKeys } from './apps.js';
-import { identityEpoch, type CredentialCache } from './credential-cache.js';
+import type { CredentialCache, UnderEpoch } from './credential-cache.js';
 import { hashSecret } from '../../lib/secrets.js';
 import type { Db } from './users.js';
 
@@ -47,20 +47,20 @@ interface JwtTimes {
 export type AppJwtCache = CredentialCache<{ verified: VerifiedAppJwt; times: JwtTimes }>;
 
 /**
- * Verifies an app JWT; any defect answers 401 with the reason. With `cache`, a JWT already verified
- * under the current identity epoch (its app and keys unchanged since) skips the signature check;
+ * Verifies an app JWT; any defect answers 401 with the reason. With `cached`, a JWT already verified
+ * under the identity epoch read before this call (its app and keys unchanged since) skips the signature check;
  * its times are held to the clock as on the first use.
  */
 export async function verifyAppJwt(
   db: Db,
   token: string,
   options: AppJwtOptions,
-  cache?: AppJwtCache,
+  cached?: UnderEpoch<AppJwtCache>,
 ): Promise<VerifiedAppJwt> {
-  if (cache === undefined) return (await verifySigned(db, token, options)).verified;
+  if (cached === undefined) return (await verifySigned(db, token, options)).verified;
   const key = hashSecret(token);
-  // Read before verifying: a change after this read bumps the epoch past the one kept.
-  const epoch = await identityEpoch(db);
+  // The epoch was read before verifying: a change after that read bumps it past the one kept.
+  const { cache, epoch } = cached;
   const hit = cache.get(key, epoch);
   if (hit !== undefined) {
     checkTimes(hit.times, nowSeconds());

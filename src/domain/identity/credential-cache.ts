@@ -5,14 +5,27 @@
 // epoch (one primary-key lookup) and checks the times of the credential against the clock.
 import type { Db } from './users.js';
 
-/** The current identity epoch. */
-export async function identityEpoch(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom('change_epochs')
-    .select('epoch')
-    .where('name', '=', 'identity')
-    .executeTakeFirstOrThrow();
-  return Number(row.epoch);
+/** The counters of change_epochs: `identity` (migration 014) and `data` (migration 015). */
+export interface Epochs {
+  identity: number;
+  data: number;
+}
+
+/** Both epochs, in one query: read once per request, before anything they vouch for. */
+export async function readEpochs(db: Db): Promise<Epochs> {
+  const rows = await db.selectFrom('change_epochs').select(['name', 'epoch']).execute();
+  const epochOf = (name: keyof Epochs) => {
+    const row = rows.find((r) => r.name === name);
+    if (row === undefined) throw new Error(`change_epochs has no ${name} row: the database is not migrated`);
+    return Number(row.epoch);
+  };
+  return { identity: epochOf('identity'), data: epochOf('data') };
+}
+
+/** A cache and the identity epoch read for this use of it. */
+export interface UnderEpoch<C> {
+  cache: C;
+  epoch: number;
 }
 
 /** How many credentials one cache keeps (the least recently used go first). */

@@ -50,6 +50,8 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
   app.get(
     '/datasets',
     {
+      // Made of change_epochs' tables alone: kept while they are unchanged (read-cache.ts).
+      config: { readCache: true },
       schema: {
         summary: 'List the datasets this installation may see',
         operationId: 'listDatasets',
@@ -67,6 +69,8 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
   app.get(
     '/datasets/:id',
     {
+      // Made of change_epochs' tables alone: kept while they are unchanged (read-cache.ts).
+      config: { readCache: true },
       schema: {
         summary: 'One dataset',
         operationId: 'getDataset',

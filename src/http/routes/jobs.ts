@@ -56,6 +56,8 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
   app.get(
     '/datasets/jobs/:jobId/logs',
     {
+      // Made of change_epochs' tables alone: kept while they are unchanged (read-cache.ts).
+      config: { readCache: true },
       schema: {
         summary: 'Every status entry of a job, oldest first',
         operationId: 'listJobLogs',
@@ -74,6 +76,8 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
   app.get(
     '/datasets/jobs/:jobId/logs::current',
     {
+      // Made of change_epochs' tables alone: kept while they are unchanged (read-cache.ts).
+      config: { readCache: true },
       schema: {
         summary: 'The current status entry of a job (while Running, with the live progress figures)',
         operationId: 'getCurrentJobStatus',
