@@ -317,7 +317,7 @@ function jobsSection(ctx: BenchContext, results: readonly ConfigRuns[]): Section
     title: `Job throughput, ${JOBS} loads of ${JOB_ROWS.toLocaleString('en')} rows`,
     blocks: [
       '`dx serve --role api` in one process and `--role worker` processes (WORKER_CONCURRENCY=1 each, ' +
-        'WORKER_POLL_MS at its default of 1000 ms) on a fresh PostgreSQL schema or SQLite file, sharing the ' +
+        'WORKER_POLL_MS at its default of 250 ms) on a fresh PostgreSQL schema or SQLite file, sharing the ' +
         'data folder (the embedded object store). The app has a webhook pointing at a receiver in the bench, ' +
         'so every commit writes a delivery to the outbox and a worker sends it. ' +
         `Batch: ${JOBS} datasets, each given one upload (CSV, ${JOB_ROWS.toLocaleString('en')} rows, the keys ` +
