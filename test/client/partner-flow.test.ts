@@ -81,7 +81,7 @@ await forEachDatabase('client package', (target) => {
 
     const polled: string[] = [];
     const result = await dx.waitForJob(upload.jobId, {
-      onPoll: (job) => polled.push(job.currentStatus.datasetJobStatusName),
+      onPoll: (job) => polled.push(job.currentStatus.status),
     });
     assert.equal(result.status, 'Completed', JSON.stringify(result.job.currentStatus));
     if (result.status !== 'Completed') return;

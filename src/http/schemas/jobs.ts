@@ -2,9 +2,13 @@
 import { Type } from 'typebox';
 import {
   CONTENT_TYPES,
+  DXAPI_STATUS_NAMES,
   JOB_STATUS_CODES,
+  JOB_STATUSES,
   LOAD_MODES,
   UPLOAD_TYPES,
+  type DxapiStatusName,
+  type JobStatus,
   type UploadType,
 } from '../../domain/jobs/status.js';
 import { MAX_BAD_RECORDS_LIMIT } from '../../domain/jobs/load-options.js';
@@ -185,7 +189,17 @@ export const JobStatusEntry = component(
           .map(([name, code]) => `${code} ${name}`)
           .join(', '),
       }),
-      datasetJobStatusName: Type.String(),
+      datasetJobStatusName: Type.Unsafe<DxapiStatusName>({
+        type: 'string',
+        enum: [...new Set(Object.values(DXAPI_STATUS_NAMES))],
+        description:
+          "DXAPI's name of the status: UnknownError for Failed and Expired, where DXAPI's clients stop; `status` is the service's own",
+      }),
+      status: Type.Unsafe<JobStatus>({
+        type: 'string',
+        enum: [...JOB_STATUSES],
+        description: 'The status as the service names it',
+      }),
       logData: Type.Union([ref(LogData), Type.Null()]),
       errorData: Type.Union([ref(ErrorData), Type.Null()]),
       dateCreated: Timestamp,
@@ -224,9 +238,14 @@ export const Job = component(
       createdBy: ref(UserSummary),
       jobType: Type.String(),
       currentStatus: ref(JobStatusEntry),
-      datasetParentJobId: Type.Null(),
-      children: Type.Array(Type.Never()),
-      allChildrenSucceeded: Type.Null(),
+      datasetParentJobId: Type.Null({ description: "DXAPI's job tree: a job here has no parent" }),
+      children: Type.Array(Type.Never(), {
+        maxItems: 0,
+        description: "DXAPI's job tree: a job here has no children",
+      }),
+      allChildrenSucceeded: Type.Literal(true, {
+        description: "DXAPI's job tree: true, as DXAPI shows it for a job without children",
+      }),
       mode: Type.String(),
       contentType: Type.Union([Type.String(), Type.Null()], {
         description: 'The format the file is read as (for uploads, the one the PUT named)',

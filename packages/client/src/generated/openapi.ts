@@ -719,9 +719,15 @@ export interface components {
             createdBy: components["schemas"]["UserSummary"];
             jobType: string;
             currentStatus: components["schemas"]["JobStatus"];
+            /** @description DXAPI's job tree: a job here has no parent */
             datasetParentJobId: null;
+            /** @description DXAPI's job tree: a job here has no children */
             children: unknown[];
-            allChildrenSucceeded: null;
+            /**
+             * @description DXAPI's job tree: true, as DXAPI shows it for a job without children
+             * @enum {boolean}
+             */
+            allChildrenSucceeded: true;
             mode: string;
             /** @description The format the file is read as (for uploads, the one the PUT named) */
             contentType: string | null;
@@ -749,7 +755,16 @@ export interface components {
             datasetJobLogId: number;
             /** @description 1 Created, 2 Queued, 3 Running, 4 Completed, 5 Failed, 6 Expired */
             datasetJobStatusCode: number;
-            datasetJobStatusName: string;
+            /**
+             * @description DXAPI's name of the status: UnknownError for Failed and Expired, where DXAPI's clients stop; `status` is the service's own
+             * @enum {string}
+             */
+            datasetJobStatusName: "Created" | "Queued" | "Running" | "Completed" | "UnknownError";
+            /**
+             * @description The status as the service names it
+             * @enum {string}
+             */
+            status: "Created" | "Queued" | "Running" | "Completed" | "Failed" | "Expired";
             logData: components["schemas"]["JobLogData"] | null;
             errorData: components["schemas"]["JobErrorData"] | null;
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
