@@ -5,7 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
-import { acceptEmptyJsonBodies } from './body.js';
+import { acceptEmptyJsonBodies, refuseNonJsonBodies } from './body.js';
 import { refuseNulInUrls } from './nul-characters.js';
 import { clientErrorHandler } from './client-errors.js';
 import { frameworkErrorHandler, requireHostHeader } from './framework-errors.js';
@@ -124,6 +124,7 @@ export async function buildApp(
   installProblemHandlers(app);
   requireHostHeader(app);
   acceptEmptyJsonBodies(app);
+  refuseNonJsonBodies(app);
   refuseNulInUrls(app);
   decorateAuth(app);
   requestMetrics(app, deps.metrics);
