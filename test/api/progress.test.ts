@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture, type JobBody } from '../support/fixture.js';
-import { requestUpload, uploadAndWait } from '../support/loading.js';
+import { putFile, requestUpload, uploadAndWait } from '../support/loading.js';
 
 interface Progress {
   bytesRead: number;
@@ -167,6 +167,55 @@ await forEachDatabase('load progress', (target) => {
       },
       { bytesRead: packed.length, bytesTotal: packed.length, rowsRead: 3000 },
     );
+  });
+
+  void it('never shows an unknown total for a stored upload, even before its file is open', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const plain = HEADER + rowsFrom(1, 50);
+    // The worker's read of the stored file waits until the test lets it go.
+    const objects = h.services.objects;
+    const get = objects.get.bind(objects);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    objects.get = async (key) => {
+      await gate;
+      return get(key);
+    };
+    try {
+      const upload = await requestUpload(h, id);
+      assert.equal((await putFile(upload.url, plain)).status, 200);
+      await waitFor(upload.jobId, (j) => j.currentStatus.status === 'Running', 'the job should run');
+      // Opening: no figures yet rather than bytesTotal null (a worker stores them at once once open).
+      for (let i = 0; i < 10; i++) {
+        const j = await job(upload.jobId);
+        assert.equal(j.progress, null, JSON.stringify(j.progress));
+        assert.equal(j.currentStatus.logData?.bytesTotal, undefined);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      release();
+      const done = await h.waitForJob(upload.jobId);
+      assert.equal((done as JobWithProgress).progress?.bytesTotal, Buffer.byteLength(plain));
+    } finally {
+      release();
+      objects.get = get;
+    }
+  });
+
+  void it('a stored upload shows its total from the first figures on', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const plain = HEADER + rowsFrom(1, 20000);
+    const upload = await requestUpload(h, id);
+    assert.equal((await putFile(upload.url, plain)).status, 200);
+    const seen: (Progress | null)[] = [];
+    for (;;) {
+      const j = await job(upload.jobId);
+      seen.push(j.progress);
+      if (j.currentStatus.status === 'Completed' || j.currentStatus.status === 'Failed') break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    for (const p of seen)
+      if (p !== null) assert.equal(p.bytesTotal, Buffer.byteLength(plain), JSON.stringify(p));
+    assert.notEqual(seen.at(-1), null);
   });
 
   void it('keeps the figures of a failed load where it stopped', async () => {

@@ -166,7 +166,8 @@ async function moveJob<M extends JobMove>(
       status: rule.to,
       updated_at: stamp,
       ...leaseAfter(rule.to, by, now),
-      ...(by.kind === 'claimer' ? { attempts: eb('attempts', '+', 1) } : {}),
+      // A claim starts an attempt from scratch: no figures until its worker opened the file.
+      ...(by.kind === 'claimer' ? { attempts: eb('attempts', '+', 1), ...NO_PROGRESS } : {}),
       ...(t.contentType !== undefined ? { content_type: t.contentType } : {}),
       upload_claim: null,
       upload_claim_expires_at: null,
@@ -196,6 +197,14 @@ async function moveJob<M extends JobMove>(
   await enqueueJobEvent(trx, job, rule.to, stamp);
   return { event: EVENT_OF_MOVE[t.move], job, status: rule.to, log, error: t.error ?? null };
 }
+
+/** The progress columns of a job no worker has figures for yet. */
+const NO_PROGRESS = {
+  progress_bytes: null,
+  progress_total_bytes: null,
+  progress_rows: null,
+  progress_at: null,
+} as const;
 
 /** The states in which a job may still fetch its URL; the others clear it (source-url.ts). */
 const KEEPS_SOURCE_URL: Record<JobStatus, boolean> = {
