@@ -25,6 +25,7 @@ import type {
   DatasetRecord,
   DatasetTag,
   Job,
+  JobsPage,
   LoadJobStarted,
   LoadMode,
   Me,
@@ -216,9 +217,19 @@ export class DxClient {
     return this.http.json('GET', `/datasets/jobs/${enc(jobId)}`);
   }
 
-  /** The dataset's jobs, newest first. */
-  async listJobs(datasetId: string): Promise<Job[]> {
-    return (await this.http.json<{ data: Job[] }>('GET', `/datasets/${enc(datasetId)}/jobs`)).data;
+  /** The dataset's jobs, newest first, every page of them. */
+  async listJobs(datasetId: string, options: PageOptions = {}): Promise<Job[]> {
+    const jobs: Job[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await this.http.json<JobsPage>('GET', `/datasets/${enc(datasetId)}/jobs`, {
+        query: { pageSize: options.pageSize, pageToken },
+        ...signalOf(options),
+      });
+      jobs.push(...page.data);
+      pageToken = page.metadata.nextPageToken ?? undefined;
+    } while (pageToken !== undefined);
+    return jobs;
   }
 
   /**

@@ -60,6 +60,8 @@ export type NewTag = BodyOf<Route<'/api/v1/datasets/{}/tags'>['post']>;
 export type LoadJobStarted = JsonOf<Route<'/api/v1/datasets/{}/uploadUrl'>['post'], 202>;
 /** A load job as GET /datasets/jobs/:jobId shows it. */
 export type Job = JsonOf<JobPath['get'], 200>;
+/** A page of a dataset's jobs (GET /datasets/:id/jobs). */
+export type JobsPage = JsonOf<Route<'/api/v1/datasets/{}/jobs'>['get'], 200>;
 /** One entry of a job's status log. */
 export type JobStatusEntry = Job['currentStatus'];
 /** A job's counts and message (`logData` of a status entry). */

@@ -8,6 +8,7 @@ import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import type { Db } from '../identity/users.js';
 import { findVisibleDataset, visibleTo, type DatasetReader } from '../datasets/datasets.js';
+import { decodePageToken, encodePageToken, invalidPageToken, parsePageSize } from '../records/query.js';
 import {
   JOB_STATUS_CODES,
   type ContentType,
@@ -320,22 +321,47 @@ export async function currentJobStatus(
   return withLiveProgress(viewStatusEntry(row), progressOf(job));
 }
 
-/** The jobs of a dataset the caller may see, newest first; the newest `limit` when given. */
+/** A page of a dataset's jobs as GET /datasets/:id/jobs answers it. */
+export interface JobsPage {
+  metadata: { count: number; nextPageToken: string | null };
+  data: Job[];
+}
+
+/** One page of the jobs of a dataset the caller may see, newest first (created_at, then id, both
+ * descending: the token holds the last job's pair, so jobs created meanwhile never shift a page). */
 export async function listDatasetJobs(
   db: Db,
   caller: DatasetReader,
   datasetId: string,
   signing: LinkSigning,
-  limit?: number,
-): Promise<Job[]> {
+  query: { pageSize?: unknown; pageToken?: unknown } = {},
+): Promise<JobsPage> {
+  const pageSize = parsePageSize(query.pageSize);
+  let after: [string, string] | null = null;
+  if (typeof query.pageToken === 'string' && query.pageToken !== '') {
+    const [createdAt, id] = decodePageToken(query.pageToken, 2).k;
+    if (typeof createdAt !== 'string' || typeof id !== 'string') throw invalidPageToken();
+    after = [createdAt, id];
+  }
   await findVisibleDataset(db, caller, datasetId);
   const rows = await db
     .selectFrom('dataset_jobs')
     .selectAll()
     .where('dataset_id', '=', datasetId)
+    .$if(after !== null, (qb) =>
+      qb.where((eb) => {
+        const [c, id] = after as [string, string];
+        return eb.or([eb('created_at', '<', c), eb.and([eb('created_at', '=', c), eb('id', '<', id)])]);
+      }),
+    )
     .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .$if(limit !== undefined, (q) => q.limit(limit ?? 0))
+    .orderBy('id', 'desc')
+    .limit(pageSize + 1)
     .execute();
-  return viewJobs(db, rows, signing);
+  const more = rows.length > pageSize;
+  const shown = more ? rows.slice(0, pageSize) : rows;
+  const last = shown.at(-1);
+  const nextPageToken =
+    more && last !== undefined ? encodePageToken({ g: 0, k: [last.created_at, last.id] }) : null;
+  return { metadata: { count: shown.length, nextPageToken }, data: await viewJobs(db, shown, signing) };
 }

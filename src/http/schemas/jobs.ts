@@ -270,7 +270,21 @@ export const Job = component(
   ),
 );
 
-export const JobList = Envelope('JobList', Job);
+export const JobsQuery = Type.Object(PageQueryFields);
+
+export const JobList = component(
+  'JobList',
+  Type.Object(
+    {
+      metadata: Type.Object({
+        count: Type.Integer({ description: 'The number of items in data' }),
+        nextPageToken: Type.Union([Type.String(), Type.Null()], { description: 'null: the last page' }),
+      }),
+      data: Type.Array(ref(Job)),
+    },
+    { description: 'A page of the load jobs of a dataset, newest first' },
+  ),
+);
 
 export const JobParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 64 }) });
 

@@ -449,7 +449,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The load jobs of a dataset, newest first */
+        /** The load jobs of a dataset, newest first, a page at a time */
         get: operations["listDatasetJobs"];
         put?: never;
         post?: never;
@@ -742,11 +742,13 @@ export interface components {
             /** @description Once the job ended with defects: a signed link (1 hour, new on every read) to a CSV of them (line,property,message,originalText) */
             rejectedRowsUrl: string | null;
         };
-        /** @description A list of Job */
+        /** @description A page of the load jobs of a dataset, newest first */
         JobList: {
             metadata: {
                 /** @description The number of items in data */
                 count: number;
+                /** @description null: the last page */
+                nextPageToken: string | null;
             };
             data: components["schemas"]["Job"][];
         };
@@ -2847,7 +2849,12 @@ export interface operations {
     };
     listDatasetJobs: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Items per page */
+                pageSize?: number;
+                /** @description nextPageToken of the previous page */
+                pageToken?: string;
+            };
             header?: never;
             path: {
                 /** @description The datasetId */
@@ -2857,7 +2864,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A list of Job */
+            /** @description A page of the load jobs of a dataset, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
