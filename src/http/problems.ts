@@ -52,6 +52,8 @@ export function asProblem(err: FastifyError): ProblemError {
       errors: fieldErrors(where, err.validation),
     });
   }
+  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+    return problem('invalid', err.message, { code: 'invalid_json' });
   const status = err.statusCode ?? 500;
   const kind = KIND_BY_STATUS[status];
   if (kind !== undefined && status < 500) {

@@ -275,7 +275,7 @@ export async function findVisibleJob(db: Db, caller: DatasetReader, jobId: strin
     .where('j.id', '=', jobId)
     .where(visibleTo(caller))
     .executeTakeFirst();
-  if (row === undefined) throw problem('notFound', `Job ${jobId} not found.`);
+  if (row === undefined) throw problem('notFound', `Job ${jobId} not found.`, { code: 'job_not_found' });
   return row;
 }
 
@@ -287,7 +287,7 @@ export async function getJob(
   signing: LinkSigning,
 ): Promise<Job> {
   const [job] = await viewJobs(db, [await findVisibleJob(db, caller, jobId)], signing);
-  if (job === undefined) throw problem('notFound', `Job ${jobId} not found.`);
+  if (job === undefined) throw problem('notFound', `Job ${jobId} not found.`, { code: 'job_not_found' });
   return job;
 }
 
@@ -317,7 +317,7 @@ export async function currentJobStatus(
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
-  if (row === undefined) throw problem('notFound', `Job ${jobId} has no status.`);
+  if (row === undefined) throw problem('notFound', `Job ${jobId} has no status.`, { code: 'job_not_found' });
   return withLiveProgress(viewStatusEntry(row), progressOf(job));
 }
 

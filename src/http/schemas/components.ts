@@ -7,7 +7,7 @@
 // answers are unchanged; @fastify/swagger renders it as `#/components/schemas/Name`.
 // A component must never be embedded inline as well: ajv refuses two schemas with one `$id`.
 import { Type, type Static, type TSchema } from 'typebox';
-import { ERROR_KINDS } from '../../errors.js';
+import { ERROR_CODES, ERROR_KINDS, type ErrorCode } from '../../errors.js';
 
 /** A schema with the component name it is registered under. */
 export type Component<T extends TSchema = TSchema> = T & { $id: string };
@@ -30,6 +30,12 @@ export const Problem = component(
       type: Type.String({ description: 'A URI naming the kind of problem (the RFC section of the status)' }),
       title: Type.String({ description: 'The status text' }),
       status: Type.Integer({ description: 'The HTTP status' }),
+      code: Type.Unsafe<ErrorCode>({
+        type: 'string',
+        enum: Object.keys(ERROR_CODES),
+        description:
+          'What went wrong, stable and machine-readable (docs/api.md, "Error codes"); new codes may be added',
+      }),
       detail: Type.String({ description: 'What went wrong and what to do, in words' }),
       errors: Type.Record(Type.String(), Type.Array(Type.String()), {
         description: 'Field path (or header name) → messages; empty unless the request was invalid',

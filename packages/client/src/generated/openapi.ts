@@ -508,6 +508,11 @@ export interface components {
             title: string;
             /** @description The HTTP status */
             status: number;
+            /**
+             * @description What went wrong, stable and machine-readable (docs/api.md, "Error codes"); new codes may be added
+             * @enum {string}
+             */
+            code: "invalid_request" | "invalid_json" | "page_token_invalid" | "unauthenticated" | "authorization_missing" | "app_jwt_invalid" | "access_token_invalid" | "access_token_expired" | "forbidden" | "permission_missing" | "workspace_key_mismatch" | "signed_url_invalid" | "signed_url_expired" | "not_found" | "dataset_not_found" | "job_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "dataset_not_empty" | "dataset_has_no_primary_key" | "upload_url_used" | "upload_in_progress" | "upload_session_ended" | "upload_session_moved" | "page_token_stale" | "idempotency_key_in_progress" | "idempotency_key_unreadable" | "gone" | "upload_session_expired" | "too_large" | "file_too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "bad_gateway" | "unavailable" | "gateway_timeout";
             /** @description What went wrong and what to do, in words */
             detail: string;
             /** @description Field path (or header name) → messages; empty unless the request was invalid */
