@@ -247,6 +247,10 @@ export function problem<K extends ErrorKind>(
   return new ProblemError(kind, detail, { ...options, ...(code !== undefined ? { code } : {}) });
 }
 
+/** Who answered with a problem: the API, or the proxy for its own errors. */
+export const PROBLEM_SOURCES = ['api', 'proxy'] as const;
+export type ProblemSource = (typeof PROBLEM_SOURCES)[number];
+
 /** The JSON body of a problem; `source` tells the service's own errors from upstream ones. */
 export interface ProblemBody {
   type: string;
@@ -255,12 +259,12 @@ export interface ProblemBody {
   code: ErrorCode;
   detail: string;
   errors: FieldErrors;
-  source: 'api' | 'proxy';
+  source: ProblemSource;
   traceId: string;
 }
 
 /** Renders any error as a problem body; unknown errors become a plain 500 without internals. */
-export function toProblemBody(err: unknown, source: 'api' | 'proxy', traceId: string): ProblemBody {
+export function toProblemBody(err: unknown, source: ProblemSource, traceId: string): ProblemBody {
   const p = err instanceof ProblemError ? err : problem('internal', 'An unexpected error occurred.');
   return {
     type: p.type,

@@ -10,13 +10,14 @@ import {
   DxProblemError,
   isDxProblem,
   type DxClient,
+  type NewDataset,
   type UploadProgress,
 } from '@dataset-exchange/client';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { onboardApp, type TestPartner } from '../support/onboarding.js';
 
-const SCHEMA = {
+const SCHEMA: NewDataset['schema'] = {
   properties: [
     { name: 'id', type: 'integer', required: true },
     { name: 'name', type: 'string' },

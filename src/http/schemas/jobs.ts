@@ -5,10 +5,14 @@ import {
   DXAPI_STATUS_NAMES,
   JOB_STATUS_CODES,
   JOB_STATUSES,
+  JOB_TYPES,
   LOAD_MODES,
   UPLOAD_TYPES,
+  type ContentType,
   type DxapiStatusName,
   type JobStatus,
+  type JobType,
+  type LoadMode,
   type UploadType,
 } from '../../domain/jobs/status.js';
 import { MAX_BAD_RECORDS_LIMIT } from '../../domain/jobs/load-options.js';
@@ -236,7 +240,7 @@ export const Job = component(
       workspace: ref(WorkspaceSummary),
       dateCreated: Timestamp,
       createdBy: ref(UserSummary),
-      jobType: Type.String(),
+      jobType: Type.Unsafe<JobType>({ type: 'string', enum: [...JOB_TYPES] }),
       currentStatus: ref(JobStatusEntry),
       datasetParentJobId: Type.Null({ description: "DXAPI's job tree: a job here has no parent" }),
       children: Type.Array(Type.Never(), {
@@ -246,10 +250,13 @@ export const Job = component(
       allChildrenSucceeded: Type.Literal(true, {
         description: "DXAPI's job tree: true, as DXAPI shows it for a job without children",
       }),
-      mode: Type.String(),
-      contentType: Type.Union([Type.String(), Type.Null()], {
-        description: 'The format the file is read as (for uploads, the one the PUT named)',
-      }),
+      mode: Type.Unsafe<LoadMode>({ type: 'string', enum: [...LOAD_MODES] }),
+      contentType: Type.Union(
+        [Type.Unsafe<ContentType>({ type: 'string', enum: [...CONTENT_TYPES] }), Type.Null()],
+        {
+          description: 'The format the file is read as (for uploads, the one the PUT named)',
+        },
+      ),
       uploadType: Type.Union(
         [Type.Unsafe<UploadType>({ type: 'string', enum: [...UPLOAD_TYPES] }), Type.Null()],
         {

@@ -519,8 +519,11 @@ export interface components {
             errors: {
                 [key: string]: string[];
             };
-            /** @description The part of the system that answered: api or proxy */
-            source: string;
+            /**
+             * @description The part of the system that answered: api, or proxy for its own errors
+             * @enum {string}
+             */
+            source: "api" | "proxy";
             /** @description The request id (the x-request-id header of the answer) */
             traceId: string;
         };
@@ -564,7 +567,7 @@ export interface components {
             installationId: number | string;
             workspaceKey: string;
             /** @description absent, null or empty: every permission (of the calling token, when it is one) */
-            permissions?: string[] | null;
+            permissions?: ("datasets:read" | "datasets:write")[] | null;
         };
         /** @description An installation access token */
         ClientToken: {
@@ -654,14 +657,9 @@ export interface components {
             name: string;
             /**
              * @description One of string, integer, boolean, number, date, datetime
-             * @example string
-             * @example integer
-             * @example boolean
-             * @example number
-             * @example date
-             * @example datetime
+             * @enum {string}
              */
-            type: string;
+            type: "string" | "integer" | "boolean" | "number" | "date" | "datetime";
             required?: boolean;
         };
         DatasetUpdate: {
@@ -722,7 +720,8 @@ export interface components {
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
             dateCreated: string;
             createdBy: components["schemas"]["UserSummary"];
-            jobType: string;
+            /** @enum {string} */
+            jobType: "uploadUrl" | "recordsLoad";
             currentStatus: components["schemas"]["JobStatus"];
             /** @description DXAPI's job tree: a job here has no parent */
             datasetParentJobId: null;
@@ -733,9 +732,10 @@ export interface components {
              * @enum {boolean}
              */
             allChildrenSucceeded: true;
-            mode: string;
+            /** @enum {string} */
+            mode: "create" | "replace" | "append" | "upsert";
             /** @description The format the file is read as (for uploads, the one the PUT named) */
-            contentType: string | null;
+            contentType: ("csv" | "json" | "tsv") | null;
             /** @description uploadUrl jobs: singlerequest or resumable; null for recordsLoad */
             uploadType: ("singlerequest" | "resumable") | null;
             /** @description null until a worker starts the job (and while it waits again after a release) */
@@ -916,12 +916,6 @@ export interface components {
             /** @description ok (/healthz) or ready (/readyz) */
             status: string;
         };
-        StorageNotificationResult: {
-            /** @description object keys of this bucket named by the notification */
-            received: number;
-            /** @description jobs queued because of it */
-            queued: number;
-        };
     };
     responses: never;
     parameters: never;
@@ -973,7 +967,6 @@ export type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage'];
 export type HealthStatus = components['schemas']['HealthStatus'];
-export type StorageNotificationResult = components['schemas']['StorageNotificationResult'];
 export type $defs = Record<string, never>;
 export interface operations {
     getHealth: {
