@@ -277,9 +277,16 @@ export class DxClient {
     } while (pageToken !== undefined);
   }
 
-  /** The dataset's records one by one, fetched a page at a time. */
-  async *records(datasetId: string, query: RecordQuery = {}): AsyncGenerator<DatasetRecord> {
-    for await (const page of this.recordPages(datasetId, query)) yield* page.data;
+  /**
+   * The dataset's records one by one, fetched a page at a time. `T` is the record type the
+   * dataset's schema gives (`records<Voter>(id)`): the caller's word for it, not checked, as with
+   * `Response.json()`.
+   */
+  async *records<T extends object = DatasetRecord>(
+    datasetId: string,
+    query: RecordQuery = {},
+  ): AsyncGenerator<T> {
+    for await (const page of this.recordPages(datasetId, query)) yield* page.data as T[];
   }
 
   /** A signed link (1 hour) to every record as it is now: CSV (default) or NDJSON. */
