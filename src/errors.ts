@@ -241,10 +241,10 @@ export class ProblemError extends Error {
 export function problem<K extends ErrorKind>(
   kind: K,
   detail: string,
-  options: ProblemOptions<K> = {},
+  options?: ProblemOptions<K>,
 ): ProblemError {
-  const code: ErrorCode | undefined = options.code;
-  return new ProblemError(kind, detail, { ...options, ...(code !== undefined ? { code } : {}) });
+  // Every code of kind K is an ErrorCode; the compiler cannot see that through the generic.
+  return new ProblemError(kind, detail, options as ProblemOptions | undefined);
 }
 
 /** Who answered with a problem: the API, or the proxy for its own errors. */
