@@ -127,7 +127,7 @@ class Receiver {
 }
 
 interface StatusEntry {
-  datasetJobStatusName: string;
+  status: string;
   dateCreated: string;
 }
 
@@ -139,7 +139,7 @@ async function jobTimes(api: DxClient, jobId: string, receiver: Receiver): Promi
   const logs = await api.call<{ data: StatusEntry[] }>('GET', `/datasets/jobs/${jobId}/logs`);
   const job = await api.call<{ progress: { updatedAt: string } | null }>('GET', `/datasets/jobs/${jobId}`);
   const at = (status: string) => {
-    const entry = logs.data.filter((e) => e.datasetJobStatusName === status).at(-1);
+    const entry = logs.data.filter((e) => e.status === status).at(-1);
     return entry === undefined ? NaN : instant(entry.dateCreated);
   };
   return {

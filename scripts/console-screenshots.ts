@@ -148,9 +148,9 @@ async function seedData(service: RunningService, baseUrl: string, workspaceId: n
     await fetch(url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body: csv });
     for (;;) {
       const job = (await api(baseUrl, token, 'GET', `/datasets/jobs/${jobId}`)) as {
-        currentStatus: { datasetJobStatusName: string };
+        currentStatus: { status: string };
       };
-      if (['Completed', 'Failed', 'Expired'].includes(job.currentStatus.datasetJobStatusName)) return jobId;
+      if (['Completed', 'Failed', 'Expired'].includes(job.currentStatus.status)) return jobId;
       await new Promise((r) => setTimeout(r, 50));
     }
   };

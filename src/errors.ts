@@ -76,10 +76,133 @@ export const ERROR_KINDS = {
 
 export type ErrorKind = keyof typeof ERROR_KINDS;
 
+/**
+ * Every problem's stable, machine-readable `code` (docs/api.md, "Error codes"), with its kind and
+ * what it means. A kind's general code is used when the problem names none; the others name a
+ * case a client may act on. Codes are never renamed or reused; new ones may be added.
+ */
+export const ERROR_CODES = {
+  invalid_request: {
+    kind: 'invalid',
+    meaning: 'A parameter, header or body field is not valid; `errors` names each',
+  },
+  invalid_json: { kind: 'invalid', meaning: 'The body is not well-formed JSON' },
+  page_token_invalid: { kind: 'invalid', meaning: 'The pageToken is not one this service issued' },
+  unauthenticated: { kind: 'unauthenticated', meaning: 'The credential is not valid' },
+  authorization_missing: {
+    kind: 'unauthenticated',
+    meaning: 'No `Authorization: Bearer` credential, or not the one the route takes',
+  },
+  app_jwt_invalid: {
+    kind: 'unauthenticated',
+    meaning: 'The app JWT is malformed, forged, expired or of an unknown key',
+  },
+  access_token_invalid: {
+    kind: 'unauthenticated',
+    meaning: 'The access token is unknown, revoked or no longer valid',
+  },
+  access_token_expired: { kind: 'unauthenticated', meaning: 'The access token has expired; mint a new one' },
+  forbidden: { kind: 'forbidden', meaning: 'The credential does not allow this' },
+  permission_missing: {
+    kind: 'forbidden',
+    meaning: 'The access token lacks the permission the request needs',
+  },
+  workspace_key_mismatch: { kind: 'forbidden', meaning: "The Workspace Key is not the workspace's" },
+  signed_url_invalid: {
+    kind: 'forbidden',
+    meaning: 'An upload URL or download link was changed or lacks its signature',
+  },
+  signed_url_expired: {
+    kind: 'forbidden',
+    meaning: 'An upload URL or download link has expired; ask for a new one',
+  },
+  not_found: { kind: 'notFound', meaning: 'Nothing here, or not visible to the caller' },
+  dataset_not_found: { kind: 'notFound', meaning: 'No dataset with this id is visible to the caller' },
+  job_not_found: { kind: 'notFound', meaning: 'No job with this id is visible to the caller' },
+  method_not_allowed: { kind: 'methodNotAllowed', meaning: 'The path does not answer this method' },
+  request_timeout: { kind: 'requestTimeout', meaning: 'The request did not arrive in time' },
+  conflict: { kind: 'conflict', meaning: 'The request conflicts with the current state' },
+  dataset_not_empty: { kind: 'conflict', meaning: 'mode=create on a dataset that holds records' },
+  dataset_has_no_primary_key: { kind: 'conflict', meaning: 'mode=upsert on a dataset without a primary key' },
+  upload_url_used: { kind: 'conflict', meaning: 'The upload URL already received its file' },
+  upload_in_progress: { kind: 'conflict', meaning: 'Another PUT is streaming to this upload URL now' },
+  upload_session_ended: { kind: 'conflict', meaning: 'The resumable session is complete or closed' },
+  upload_session_moved: {
+    kind: 'conflict',
+    meaning: 'The resumable session moved on while the slice was stored; ask where it stands',
+  },
+  page_token_stale: { kind: 'conflict', meaning: 'The job ran again since the page token was issued' },
+  idempotency_key_in_progress: {
+    kind: 'conflict',
+    meaning: 'A request with this Idempotency-Key is still being handled; retry after Retry-After',
+  },
+  idempotency_key_unreadable: {
+    kind: 'conflict',
+    meaning: 'The answer kept for this Idempotency-Key can no longer be read; send a new key',
+  },
+  gone: { kind: 'gone', meaning: 'What the link named no longer exists' },
+  upload_session_expired: { kind: 'gone', meaning: 'The resumable session expired; open a new one' },
+  too_large: { kind: 'tooLarge', meaning: 'The body is larger than the limit' },
+  file_too_large: { kind: 'tooLarge', meaning: 'The uploaded file is larger than UPLOAD_MAX_BYTES' },
+  uri_too_long: { kind: 'uriTooLong', meaning: 'The URL or a path segment is too long' },
+  unsupported_media_type: {
+    kind: 'unsupportedMediaType',
+    meaning: 'The body is of a media type the route does not take',
+  },
+  unprocessable: { kind: 'unprocessable', meaning: 'The request is well-formed but cannot be processed' },
+  idempotency_key_reused: {
+    kind: 'unprocessable',
+    meaning: 'The Idempotency-Key was used within 24 hours for a different request',
+  },
+  headers_too_large: { kind: 'headersTooLarge', meaning: 'The request headers are too large' },
+  rate_limited: { kind: 'rateLimited', meaning: 'Too many requests; retry after Retry-After' },
+  internal_error: { kind: 'internal', meaning: 'An unexpected failure; the log has the traceId' },
+  bad_gateway: {
+    kind: 'badGateway',
+    meaning: 'The proxy could not reach the API, or it closed the connection',
+  },
+  unavailable: {
+    kind: 'unavailable',
+    meaning: 'The service cannot answer now (starting, stopping, busy); retry',
+  },
+  gateway_timeout: { kind: 'gatewayTimeout', meaning: 'The API did not answer the proxy in time' },
+} as const satisfies Record<string, { kind: ErrorKind; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The codes of one kind. */
+export type CodeOf<K extends ErrorKind> = {
+  [C in ErrorCode]: (typeof ERROR_CODES)[C]['kind'] extends K ? C : never;
+}[ErrorCode];
+
+/** Each kind's general code, used when a problem names no other. */
+export const GENERAL_CODES = {
+  invalid: 'invalid_request',
+  unauthenticated: 'unauthenticated',
+  forbidden: 'forbidden',
+  notFound: 'not_found',
+  methodNotAllowed: 'method_not_allowed',
+  requestTimeout: 'request_timeout',
+  conflict: 'conflict',
+  gone: 'gone',
+  tooLarge: 'too_large',
+  uriTooLong: 'uri_too_long',
+  unsupportedMediaType: 'unsupported_media_type',
+  unprocessable: 'unprocessable',
+  headersTooLarge: 'headers_too_large',
+  rateLimited: 'rate_limited',
+  internal: 'internal_error',
+  badGateway: 'bad_gateway',
+  unavailable: 'unavailable',
+  gatewayTimeout: 'gateway_timeout',
+} as const satisfies { [K in ErrorKind]: CodeOf<K> };
+
 /** Field path → messages, as in the `errors` member of a problem. */
 export type FieldErrors = Record<string, string[]>;
 
-export interface ProblemOptions {
+export interface ProblemOptions<K extends ErrorKind = ErrorKind> {
+  /** The case among the kind's codes (ERROR_CODES); default: the kind's general code. */
+  code?: CodeOf<K>;
   /** Overrides the kind's generic title (the proxy's documented titles use this). */
   title?: string;
   errors?: FieldErrors;
@@ -95,6 +218,7 @@ export class ProblemError extends Error {
   readonly type: string;
   readonly errors: FieldErrors;
   readonly headers: Record<string, string>;
+  readonly code: ErrorCode;
 
   constructor(
     readonly kind: ErrorKind,
@@ -103,6 +227,7 @@ export class ProblemError extends Error {
   ) {
     super(detail, { cause: options.cause });
     const def = ERROR_KINDS[kind];
+    this.code = options.code ?? GENERAL_CODES[kind];
     this.status = def.status;
     this.type = def.type;
     this.title = options.title ?? def.title;
@@ -111,29 +236,41 @@ export class ProblemError extends Error {
   }
 }
 
-/** The factory: `problem('notFound', 'dataset 42 not found')`. */
-export function problem(kind: ErrorKind, detail: string, options?: ProblemOptions): ProblemError {
-  return new ProblemError(kind, detail, options);
+/** The factory: `problem('notFound', 'dataset 42 not found', { code: 'dataset_not_found' })`; the
+ * code must be one of the kind's. */
+export function problem<K extends ErrorKind>(
+  kind: K,
+  detail: string,
+  options?: ProblemOptions<K>,
+): ProblemError {
+  // Every code of kind K is an ErrorCode; the compiler cannot see that through the generic.
+  return new ProblemError(kind, detail, options as ProblemOptions | undefined);
 }
+
+/** Who answered with a problem: the API, or the proxy for its own errors. */
+export const PROBLEM_SOURCES = ['api', 'proxy'] as const;
+export type ProblemSource = (typeof PROBLEM_SOURCES)[number];
 
 /** The JSON body of a problem; `source` tells the service's own errors from upstream ones. */
 export interface ProblemBody {
   type: string;
   title: string;
   status: number;
+  code: ErrorCode;
   detail: string;
   errors: FieldErrors;
-  source: 'api' | 'proxy';
+  source: ProblemSource;
   traceId: string;
 }
 
 /** Renders any error as a problem body; unknown errors become a plain 500 without internals. */
-export function toProblemBody(err: unknown, source: 'api' | 'proxy', traceId: string): ProblemBody {
+export function toProblemBody(err: unknown, source: ProblemSource, traceId: string): ProblemBody {
   const p = err instanceof ProblemError ? err : problem('internal', 'An unexpected error occurred.');
   return {
     type: p.type,
     title: p.title,
     status: p.status,
+    code: p.code,
     detail: p.detail,
     errors: p.errors,
     source,

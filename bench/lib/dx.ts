@@ -275,7 +275,7 @@ export async function createDataset(dx: DxClient, name: string): Promise<string>
 }
 
 interface JobView {
-  currentStatus: { datasetJobStatusName: string; logData: { rowsLoaded?: number } | null };
+  currentStatus: { status: string; logData: { rowsLoaded?: number } | null };
 }
 
 /** Seconds of one load: in all, and until the upload was stored; and its job. */
@@ -317,13 +317,13 @@ export async function waitForJob(dx: DxClient, jobId: string, rows: number, ever
   for (;;) {
     const job = await dx.call<JobView>('GET', `/datasets/jobs/${jobId}`);
     const status = job.currentStatus;
-    if (status.datasetJobStatusName === 'Completed') {
+    if (status.status === 'Completed') {
       const loaded = status.logData?.rowsLoaded;
       if (loaded !== rows) throw new Error(`the load reported ${loaded} records, expected ${rows}`);
       return;
     }
-    if (status.datasetJobStatusName === 'Failed' || status.datasetJobStatusName === 'Expired') {
-      throw new Error(`load ${status.datasetJobStatusName}: ${JSON.stringify(status)}`);
+    if (status.status === 'Failed' || status.status === 'Expired') {
+      throw new Error(`load ${status.status}: ${JSON.stringify(status)}`);
     }
     await sleep(everyMs);
   }

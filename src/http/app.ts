@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
 import { decorateReadCache, ReadCache, serveFromReadCache } from './read-cache.js';
-import { acceptEmptyJsonBodies } from './body.js';
+import { acceptEmptyJsonBodies, refuseNonJsonBodies } from './body.js';
 import { refuseNulInUrls } from './nul-characters.js';
 import { clientErrorHandler } from './client-errors.js';
 import { frameworkErrorHandler, requireHostHeader } from './framework-errors.js';
@@ -126,6 +126,7 @@ export async function buildApp(
   installProblemHandlers(app);
   requireHostHeader(app);
   acceptEmptyJsonBodies(app);
+  refuseNonJsonBodies(app);
   refuseNulInUrls(app);
   decorateAuth(app);
   decorateReadCache(app);

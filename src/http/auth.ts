@@ -25,10 +25,14 @@ declare module 'fastify' {
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   if (header === undefined || header === '')
-    throw problem('unauthenticated', 'The Authorization header is missing.');
+    throw problem('unauthenticated', 'The Authorization header is missing.', {
+      code: 'authorization_missing',
+    });
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (match?.[1] === undefined)
-    throw problem('unauthenticated', 'The Authorization header must be "Bearer <token>".');
+    throw problem('unauthenticated', 'The Authorization header must be "Bearer <token>".', {
+      code: 'authorization_missing',
+    });
   return match[1];
 }
 
@@ -66,7 +70,9 @@ export function requireAccessToken(scope: FastifyInstance, deps: ApiDeps): void 
     const needed: Permission =
       request.method === 'GET' || request.method === 'HEAD' ? 'datasets:read' : 'datasets:write';
     if (!principal.permissions.includes(needed)) {
-      throw problem('forbidden', `This access token lacks the ${needed} permission.`);
+      throw problem('forbidden', `This access token lacks the ${needed} permission.`, {
+        code: 'permission_missing',
+      });
     }
     request.installation = principal;
   });
@@ -95,7 +101,8 @@ export function requireAnyCredential(scope: FastifyInstance, deps: ApiDeps): voi
 
 /** The installation principal of an access-token route (set by requireAccessToken). */
 export function installationOf(request: FastifyRequest): InstallationPrincipal {
-  if (request.installation === null) throw problem('unauthenticated', 'An access token is required.');
+  if (request.installation === null)
+    throw problem('unauthenticated', 'An access token is required.', { code: 'authorization_missing' });
   return request.installation;
 }
 
@@ -106,6 +113,7 @@ export function callerAppOf(request: FastifyRequest): AppRow {
 
 /** The verified JWT of an app-JWT route: its app and the key that signed it. */
 export function appJwtOf(request: FastifyRequest): VerifiedAppJwt {
-  if (request.appJwt === null) throw problem('unauthenticated', 'An app JWT is required.');
+  if (request.appJwt === null)
+    throw problem('unauthenticated', 'An app JWT is required.', { code: 'authorization_missing' });
   return request.appJwt;
 }

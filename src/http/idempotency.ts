@@ -104,6 +104,7 @@ export function idempotentRoute(deps: ApiDeps) {
             throw problem(
               'conflict',
               'The answer kept for this Idempotency-Key can no longer be read (the signing secret changed); send a new key.',
+              { code: 'idempotency_key_unreadable' },
             );
           }
           return reply
@@ -116,14 +117,17 @@ export function idempotentRoute(deps: ApiDeps) {
           throw problem(
             'conflict',
             'A request with this Idempotency-Key is still being handled; retry it shortly to get its answer.',
-            { headers: { 'retry-after': '1' } },
+            { code: 'idempotency_key_in_progress', headers: { 'retry-after': '1' } },
           );
         case 'mismatch':
           throw problem(
             'unprocessable',
             'This Idempotency-Key was used within the last 24 hours for a different request ' +
               '(method, path, query or body); send a new key with a new request.',
-            { errors: { 'Idempotency-Key': ['already used for a different request'] } },
+            {
+              code: 'idempotency_key_reused',
+              errors: { 'Idempotency-Key': ['already used for a different request'] },
+            },
           );
       }
       // A new outcome fails to compile here until it is handled above.

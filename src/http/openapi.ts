@@ -2,14 +2,15 @@
 // routes validate and serialise with (docs/api.md, "The OpenAPI document"). Named schemas are
 // components (schemas/components.ts); the few things a route schema cannot say are written as
 // route-schema extensions and put in place here, once, for every route:
-// - `x-documented-as` on a query parameter: its documented schema (an integer, a boolean), where
-//   the route checks the text itself;
+// - `x-documented-as` on a schema anywhere (query parameters, bodies, components): its documented
+//   schema (an integer, a boolean, an enum), where the route or the domain checks it itself;
 // - `x-parameters` on a route: more parameters (the free-form record filters);
 // - `x-body-optional` on a route: the request body may be left out.
 import type { SwaggerOptions } from '@fastify/swagger';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { TypedApp } from './deps.js';
+import { storageNotificationsOn } from './routes/storage-notifications.js';
 import { DOCUMENTED_AS, problems } from './schemas/components.js';
 
 const TAGS = [
@@ -24,8 +25,29 @@ const TAGS = [
   { name: 'platform', description: 'Health, readiness, metrics and this document' },
 ];
 
+/** How the S3 webhook may be called (storage-notifications.ts), listed only while it is on. */
+const NOTIFICATION_SCHEMES = {
+  notificationToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'S3_NOTIFICATION_TOKEN (storage notifications only)',
+  },
+  notificationBasic: {
+    type: 'http',
+    scheme: 'basic',
+    description: 'S3_NOTIFICATION_TOKEN as the password, any user (storage notifications only)',
+  },
+  notificationTokenQuery: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'token',
+    description: 'S3_NOTIFICATION_TOKEN in the query, as Pub/Sub push sends it (storage notifications only)',
+  },
+} as const;
+
 /** Options for @fastify/swagger; the server URL is PUBLIC_URL as it is when the document is read. */
-export function openApiDocument(config: Pick<Config, 'publicUrl'>): SwaggerOptions {
+export function openApiDocument(config: Pick<Config, 'publicUrl' | 'storage'>): SwaggerOptions {
+  const notifications = storageNotificationsOn(config);
   return {
     openapi: {
       openapi: '3.1.0',
@@ -36,7 +58,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl'>): SwaggerOptio
           'Installations, access tokens, datasets and record loading. Errors are application/problem+json (RFC 9457).',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
-      tags: TAGS,
+      tags: notifications ? TAGS : TAGS.filter((t) => t.name !== 'storage'),
       components: {
         securitySchemes: {
           appJwt: {
@@ -50,23 +72,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl'>): SwaggerOptio
             scheme: 'bearer',
             description: 'An installation access token (POST /api/v1/auth/clientToken)',
           },
-          notificationToken: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'S3_NOTIFICATION_TOKEN (storage notifications only)',
-          },
-          notificationBasic: {
-            type: 'http',
-            scheme: 'basic',
-            description: 'S3_NOTIFICATION_TOKEN as the password, any user (storage notifications only)',
-          },
-          notificationTokenQuery: {
-            type: 'apiKey',
-            in: 'query',
-            name: 'token',
-            description:
-              'S3_NOTIFICATION_TOKEN in the query, as Pub/Sub push sends it (storage notifications only)',
-          },
+          ...(notifications ? NOTIFICATION_SCHEMES : {}),
         },
       },
     },
@@ -105,10 +111,6 @@ function completeDocument(doc: OpenApiObject, publicUrl: string): OpenApiObject 
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const op = item?.[method];
       if (op === undefined) continue;
-      for (const p of op.parameters ?? []) {
-        const documented = p.schema?.[DOCUMENTED_AS];
-        if (documented !== undefined) p.schema = documented as Record<string, unknown>;
-      }
       if (op['x-parameters'] !== undefined) {
         op.parameters = [...(op.parameters ?? []), ...op['x-parameters']];
         delete op['x-parameters'];
@@ -119,7 +121,17 @@ function completeDocument(doc: OpenApiObject, publicUrl: string): OpenApiObject 
       delete op['x-body-optional'];
     }
   }
-  return out;
+  return documentedAs(out);
+}
+
+/** Replaces every schema that carries DOCUMENTED_AS (query text, domain-checked enums) by the
+ * schema it documents, wherever it is: parameters, bodies, components. */
+function documentedAs<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(documentedAs) as T;
+  if (node === null || typeof node !== 'object') return node;
+  const record = node as Record<string, unknown>;
+  if (record[DOCUMENTED_AS] !== undefined) return record[DOCUMENTED_AS] as T;
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, documentedAs(v)])) as T;
 }
 
 /** GET /api/v1/openapi.json: this document. */

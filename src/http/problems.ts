@@ -1,5 +1,6 @@
 // The one error handler: renders every failure as application/problem+json (RFC 9457).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { UNSUPPORTED_MEDIA_TYPE } from './body.js';
 import { problem, ProblemError, toProblemBody, type ErrorKind, type FieldErrors } from '../errors.js';
 
 const KIND_BY_STATUS: Record<number, ErrorKind> = {
@@ -51,13 +52,12 @@ export function asProblem(err: FastifyError): ProblemError {
       errors: fieldErrors(where, err.validation),
     });
   }
+  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+    return problem('invalid', err.message, { code: 'invalid_json' });
   const status = err.statusCode ?? 500;
   const kind = KIND_BY_STATUS[status];
   if (kind !== undefined && status < 500) {
-    const detail =
-      err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
-        ? 'The request Content-Type is not supported; send application/json.'
-        : err.message;
+    const detail = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? UNSUPPORTED_MEDIA_TYPE : err.message;
     return problem(kind, detail);
   }
   return problem('internal', 'An unexpected error occurred.');

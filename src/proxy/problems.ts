@@ -6,6 +6,7 @@ import { connectionLines, httpDate, statusLine } from './wire.js';
 /** 401: Authorization missing or malformed. */
 export const missingAuthorization = (): ProblemError =>
   problem('unauthenticated', 'Requests must carry a valid Authorization header.', {
+    code: 'authorization_missing',
     title: 'Missing Authorization Header',
   });
 

@@ -46,9 +46,10 @@ export async function runJob(input: RunJobInput): Promise<void> {
       .finally(() => pending--);
     return beats;
   };
-  // Told once the file is read, so the job's final figures are stored before it ends.
+  // Told once the file is open (its size known) and once it is read, so the first figures stored
+  // have the file's total and the final ones are stored before the job ends. The claim cleared
+  // what an earlier attempt left.
   const progress = new LoadProgress(beat);
-  void beat(); // figures an earlier attempt left give way to this one's at once
   const heartbeat = setInterval(() => {
     if (pending === 0) void beat();
   }, heartbeatMs(input.config.jobLeaseMs));

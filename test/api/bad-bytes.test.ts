@@ -57,7 +57,7 @@ await forEachDatabase('bad bytes in loaded files', (target) => {
       Buffer.from('\n3,nul\u0000here\n4,caf\u00e9 \ufffd kept\n'),
     ]);
     const failed = await upload(id, file);
-    assert.equal(failed.job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(failed.job.currentStatus.status, 'Failed');
     assert.doesNotMatch(failed.job.currentStatus.logData?.message ?? '', /internal error/i);
     assert.deepEqual(
       failed.errors.map((e) => [e.line, e.property]),
@@ -70,7 +70,7 @@ await forEachDatabase('bad bytes in loaded files', (target) => {
     assert.match(failed.errors[1]?.message ?? '', /NUL character/);
 
     const tolerated = await upload(id, file, { maxBadRecords: 2 });
-    assert.equal(tolerated.job.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(tolerated.job.currentStatus.status, 'Completed');
     assert.deepEqual(await allRecords(h, id), [
       { id: 1, name: 'fine' },
       { id: 4, name: 'caf\u00e9 \ufffd kept' },
@@ -85,7 +85,7 @@ await forEachDatabase('bad bytes in loaded files', (target) => {
       Buffer.from('"},\n{"id":2,"name":"a\\u0000b"},\n{"id":3,"name":"ok"}\n]'),
     ]);
     const result = await upload(id, file, { maxBadRecords: 2, contentType: 'json' });
-    assert.equal(result.job.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(result.job.currentStatus.status, 'Completed');
     assert.deepEqual(
       result.errors.map((e) => [e.line, e.property]),
       [
@@ -101,7 +101,7 @@ await forEachDatabase('bad bytes in loaded files', (target) => {
     const rows = Array.from({ length: 3000 }, (_, i) => `${i},name ${i}`).join('\n');
     const gz = gzipSync(`id,name\n${rows}\n`);
     const { job } = await upload(id, gz.subarray(0, Math.floor(gz.length * 0.6)));
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(job.currentStatus.status, 'Failed');
     assert.match(job.currentStatus.logData?.message ?? '', /compressed file is truncated/);
     assert.equal((await h.api('GET', `/datasets/${id}`)).json.recordCount ?? 0, 0);
   });
@@ -111,13 +111,13 @@ await forEachDatabase('bad bytes in loaded files', (target) => {
     const gz = gzipSync(`id,name\n1,${'a'.repeat(4 * INFLATE_LIMIT)}\n`);
     assert.ok(gz.length < INFLATE_LIMIT, 'the packed file itself is under the limit');
     const { job } = await upload(id, gz);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(job.currentStatus.status, 'Failed');
     assert.match(
       job.currentStatus.logData?.message ?? '',
       new RegExp(`inflates to more than ${INFLATE_LIMIT} bytes \\(MAX_INFLATED_BYTES\\)`),
     );
     // A small one still loads.
     const small = await upload(id, gzipSync('id,name\n1,a\n'));
-    assert.equal(small.job.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(small.job.currentStatus.status, 'Completed');
   });
 });

@@ -76,8 +76,7 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal((await putFile(url, csv)).status, 200);
     for (let i = 0; ; i++) {
       const job = await api(canvassToken, 'GET', `/datasets/jobs/${jobId}`);
-      const status = (job.json() as { currentStatus: { datasetJobStatusName: string } }).currentStatus
-        .datasetJobStatusName;
+      const status = (job.json() as { currentStatus: { status: string } }).currentStatus.status;
       if (status === 'Completed') break;
       assert.ok(status !== 'Failed' && i < 400, `job ${status}: ${job.text}`);
       await new Promise((r) => setTimeout(r, 25));

@@ -12,6 +12,8 @@ import { onboardApp, onboardWorkspace, problemOf, type TestPartner } from '../su
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
 import { nowSeconds } from '../../src/lib/time.js';
+import { expireUploads } from '../../src/domain/jobs/uploads.js';
+import { requestUpload, uploadAndWait } from '../support/loading.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -256,5 +258,58 @@ await forEachDatabase('DXAPI clients', (target) => {
     // A body that is there must still be valid.
     const bad = await t.api('POST', `/datasets/${id}/records:retrieve`, { contentType: 'xml' });
     assert.equal(bad.status, 400);
+  });
+
+  // MIG's published example polls logs:current until Completed or UnknownError.
+  const dxapiEnds = ['Completed', 'UnknownError'];
+  type Entry = {
+    datasetJobStatusName: string;
+    status: string;
+    datasetJobStatusCode: number;
+    logData: { message: string } | null;
+    errorData: { errorCount: number } | null;
+  };
+
+  test('a failed job ends as UnknownError for DXAPI clients, its own status and reason beside it', async () => {
+    const id = await t.defineDataset([{ name: 'id', type: 'integer' }], ['id']);
+    const job = await uploadAndWait(t, id, 'id\n1\nnot-a-number\n');
+    assert.equal(job.currentStatus.status, 'Failed');
+    const read = await call('GET', `/datasets/jobs/${job.datasetJobId}`, t.token);
+    const body = read.json<{ currentStatus: Entry } & Record<string, unknown>>();
+    assert.equal(body.currentStatus.datasetJobStatusName, 'UnknownError');
+    assert.equal(body.currentStatus.datasetJobStatusCode, 5);
+    assert.equal(body.currentStatus.errorData?.errorCount, 1);
+    assert.ok((body.currentStatus.logData?.message ?? '').length > 0, JSON.stringify(body.currentStatus));
+    // DXAPI's job tree, as it shows a job without a parent or children.
+    assert.equal(body['datasetParentJobId'], null);
+    assert.deepEqual(body['children'], []);
+    assert.equal(body['allChildrenSucceeded'], true);
+    const current = await call('GET', `/datasets/jobs/${job.datasetJobId}/logs:current`, t.token);
+    assert.ok(dxapiEnds.includes(current.json<Entry>().datasetJobStatusName));
+    assert.equal(current.json<Entry>().status, 'Failed');
+    const logs = await call('GET', `/datasets/jobs/${job.datasetJobId}/logs`, t.token);
+    const names = logs.json<{ data: Entry[] }>().data.map((e) => [e.status, e.datasetJobStatusName]);
+    assert.deepEqual(names.at(-1), ['Failed', 'UnknownError']);
+    assert.ok(
+      names.slice(0, -1).every(([own, dxapi]) => own === dxapi),
+      JSON.stringify(names),
+    );
+    const list = await call('GET', `/datasets/${id}/jobs`, t.token);
+    const listed = list.json<{ data: { currentStatus: Entry }[] }>().data[0]?.currentStatus;
+    assert.equal(listed?.datasetJobStatusName, 'UnknownError');
+  });
+
+  test('an expired upload ends as UnknownError too; a completed one as Completed', async () => {
+    const id = await t.defineDataset([{ name: 'id', type: 'integer' }], ['id']);
+    const upload = await requestUpload(t, id);
+    await expireUploads({ db: t.database.db, objects: t.services.objects }, Date.now() + 3601_000);
+    const current = await call('GET', `/datasets/jobs/${upload.jobId}/logs:current`, t.token);
+    assert.equal(current.json<Entry>().datasetJobStatusName, 'UnknownError');
+    assert.equal(current.json<Entry>().status, 'Expired');
+    assert.equal(current.json<Entry>().datasetJobStatusCode, 6);
+    const done = await uploadAndWait(t, id, 'id\n1\n');
+    const read = await call('GET', `/datasets/jobs/${done.datasetJobId}/logs:current`, t.token);
+    assert.equal(read.json<Entry>().datasetJobStatusName, 'Completed');
+    assert.equal(read.json<Entry>().status, 'Completed');
   });
 });

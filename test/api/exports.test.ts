@@ -149,7 +149,7 @@ await forEachDatabase('exports', (target) => {
       contentType: 'json',
       mediaType: 'application/x-ndjson',
     });
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     const expected = await renderedAsBefore(id, await currentTable(id));
     assert.equal(expected.ndjson.split('\n').length - 1, ROWS.length);
     // The rendering under test is the one the API always gave: spot checks of its rules.
@@ -179,7 +179,7 @@ await forEachDatabase('exports', (target) => {
     const values = ['\\.', '', null, 'a"b', 'x,y', '\\.\\.'];
     const body = values.map((v) => JSON.stringify({ only: v })).join('\n');
     const job = await uploadAndWait(h, id, body, { contentType: 'json', mediaType: 'application/x-ndjson' });
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     const expected = await renderedAsBefore(id, await currentTable(id));
     assert.equal(expected.csv, 'only\r\n\\.\r\n\r\n\r\n"a""b"\r\n"x,y"\r\n\\.\\.\r\n');
     assert.equal(await download(await retrieve(id, 'csv')), expected.csv);
@@ -204,7 +204,7 @@ await forEachDatabase('exports', (target) => {
       contentType: 'json',
       mediaType: 'application/x-ndjson',
     });
-    assert.equal(replaced.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(replaced.currentStatus.status, 'Completed');
     assert.notEqual(await currentTable(id), tableA);
     assert.equal((await allRecords(h, id)).length, 3);
     assert.equal(await download(csvUrl), before.csv);

@@ -61,7 +61,7 @@ await forEachDatabase('job recovery', (target) => {
       .execute();
   const logsOf = async (jobId: string) =>
     (
-      await h.api<{ data: { datasetJobStatusName: string; logData: { message: string } }[] }>(
+      await h.api<{ data: { status: string; logData: { message: string } }[] }>(
         'GET',
         `/datasets/jobs/${jobId}/logs`,
       )
@@ -77,7 +77,7 @@ await forEachDatabase('job recovery', (target) => {
     const w = worker();
     try {
       const job = await h.waitForJob(up.jobId);
-      assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+      assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
       assert.equal(job.currentStatus.logData?.rowsLoaded, 2);
     } finally {
       await w.close(1000);
@@ -98,7 +98,7 @@ await forEachDatabase('job recovery', (target) => {
     const w = worker();
     try {
       const job = await h.waitForJob(res.json.jobId);
-      assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+      assert.equal(job.currentStatus.status, 'Failed');
       assert.match(job.currentStatus.logData?.message ?? '', /interrupted 3 times/);
     } finally {
       await w.close(1000);
@@ -111,18 +111,18 @@ await forEachDatabase('job recovery', (target) => {
     const first = worker();
     for (let i = 0; i < 200; i++) {
       const job = await h.api<JobBody>('GET', `/datasets/jobs/${res.json.jobId}`);
-      if (job.json.currentStatus.datasetJobStatusName === 'Running') break;
+      if (job.json.currentStatus.status === 'Running') break;
       await new Promise((r) => setTimeout(r, 10));
     }
     await first.close(50);
     const released = await h.api<JobBody>('GET', `/datasets/jobs/${res.json.jobId}`);
-    assert.equal(released.json.currentStatus.datasetJobStatusName, 'Queued');
+    assert.equal(released.json.currentStatus.status, 'Queued');
     assert.match(released.json.currentStatus.logData?.message ?? '', /Released at worker shutdown/);
     assert.deepEqual(await h.services.records.listTables(id), []);
     const second = worker();
     try {
       const job = await h.waitForJob(res.json.jobId);
-      assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+      assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     } finally {
       await second.close(1000);
     }

@@ -55,11 +55,11 @@ await forEachDatabase('load jobs', (target) => {
   void it('loads from an allowlisted URL (CSV and JSON)', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     const job = await load(id, `${filesUrl}/good.csv?X-Signature=secret`);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     assert.equal(job.jobType, 'recordsLoad');
     assert.equal((await allRecords(h, id)).length, 3);
     const json = await load(id, `${filesUrl}/data.json`, 'replace');
-    assert.equal(json.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(json.currentStatus));
+    assert.equal(json.currentStatus.status, 'Completed', JSON.stringify(json.currentStatus));
     assert.deepEqual(await allRecords(h, id), [{ id: 1, name: 'j', ok: false }]);
   });
 
@@ -69,7 +69,7 @@ await forEachDatabase('load jobs', (target) => {
     h.config.loadUrlAllowlist = [];
     try {
       const job = await load(id, `${filesUrl}/good.csv`);
-      assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+      assert.equal(job.currentStatus.status, 'Failed');
       assert.match(job.currentStatus.logData?.message ?? '', /127\.0\.0\.1 is refused: loopback/);
     } finally {
       h.config.loadUrlAllowlist = saved;
@@ -80,10 +80,7 @@ await forEachDatabase('load jobs', (target) => {
 
   void it('fails on defects with line numbers and keeps the old records', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    assert.equal(
-      (await uploadAndWait(h, id, rows(5, 'old'))).currentStatus.datasetJobStatusName,
-      'Completed',
-    );
+    assert.equal((await uploadAndWait(h, id, rows(5, 'old'))).currentStatus.status, 'Completed');
     const before = await allRecords(h, id);
     const defects: [string, RegExp][] = [
       ['id,name,ok\n1,a,true\nx,b,true\n', /line 3/],
@@ -95,7 +92,7 @@ await forEachDatabase('load jobs', (target) => {
     ];
     for (const [body, line] of defects) {
       const job = await uploadAndWait(h, id, body, { mode: 'replace' });
-      assert.equal(job.currentStatus.datasetJobStatusName, 'Failed', body);
+      assert.equal(job.currentStatus.status, 'Failed', body);
       const err = job.currentStatus.errorData;
       assert.ok(err !== null && err.errorCount >= 1, body);
       assert.match(`line ${err.errors[0]?.line}`, line, `${body}: ${JSON.stringify(err)}`);
@@ -124,7 +121,7 @@ await forEachDatabase('load jobs', (target) => {
       assert.equal(put.status, 200);
     }
     const outcomes = [await h.waitForJob(a.jobId), await h.waitForJob(b.jobId)].map(
-      (j) => j.currentStatus.datasetJobStatusName,
+      (j) => j.currentStatus.status,
     );
     assert.deepEqual(outcomes.sort(), ['Completed', 'Failed']);
     assert.equal((await allRecords(h, id)).length, 10);
@@ -145,7 +142,7 @@ await forEachDatabase('load jobs', (target) => {
       seen.add(name);
       if (name === 'new') break;
     }
-    assert.equal((await h.waitForJob(put.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal((await h.waitForJob(put.jobId)).currentStatus.status, 'Completed');
     assert.ok(seen.has('new'));
   });
 });

@@ -64,7 +64,7 @@ await forEachDatabase('load modes', (target) => {
   const dataset = async (id: string) => (await h.api<DatasetBody>('GET', `/datasets/${id}`)).json;
   const completed = async (id: string, body: string, mode: 'create' | 'append' | 'upsert' | 'replace') => {
     const job = await uploadAndWait(h, id, body, { mode });
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     assert.equal(job.mode, mode);
     return job;
   };
@@ -175,7 +175,7 @@ await forEachDatabase('load modes', (target) => {
     const tables = await h.services.records.listTables(id);
     // Line 2 is new, lines 3 and 5 hold keys the dataset has, line 4 is a parse defect.
     const job = await uploadAndWait(h, id, 'id,name\n10,new\n2,again\nx,bad\n3,again\n', { mode: 'append' });
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(job.currentStatus.status, 'Failed');
     const errors = job.currentStatus.errorData;
     assert.equal(errors?.errorCount, 3);
     const held = errors.errors.filter((e) => e.property === 'id' && /already holds/.test(e.message));
@@ -290,7 +290,7 @@ await forEachDatabase('load modes', (target) => {
       assert.equal(names.length, name === 'old' ? 3000 : 4000);
       seen.add(name);
     }
-    assert.equal((await h.waitForJob(upload.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal((await h.waitForJob(upload.jobId)).currentStatus.status, 'Completed');
     assert.ok(seen.has('new'));
     assert.equal((await dataset(id)).recordCount, 4000);
   });
@@ -305,14 +305,14 @@ await forEachDatabase('load modes', (target) => {
     assert.equal((await putFile(b.url, csv([[40_000, 'B']]))).status, 200);
     const jobA = await h.waitForJob(a.jobId, 120_000);
     const jobB = await h.waitForJob(b.jobId, 120_000);
-    assert.equal(jobA.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(jobA.currentStatus));
-    assert.equal(jobB.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(jobB.currentStatus));
+    assert.equal(jobA.currentStatus.status, 'Completed', JSON.stringify(jobA.currentStatus));
+    assert.equal(jobB.currentStatus.status, 'Completed', JSON.stringify(jobB.currentStatus));
     assert.equal(jobB.currentStatus.logData?.recordsReplaced, 1, 'B replaced the record A added');
-    type Entries = { data: { datasetJobStatusName: string; dateCreated: string }[] };
+    type Entries = { data: { status: string; dateCreated: string }[] };
     const logsA = await h.api<Entries>('GET', `/datasets/jobs/${a.jobId}/logs`);
     const logsB = await h.api<Entries>('GET', `/datasets/jobs/${b.jobId}/logs`);
-    const aDone = logsA.json.data.find((e) => e.datasetJobStatusName === 'Completed')?.dateCreated ?? '';
-    const bStarted = logsB.json.data.find((e) => e.datasetJobStatusName === 'Running')?.dateCreated ?? '';
+    const aDone = logsA.json.data.find((e) => e.status === 'Completed')?.dateCreated ?? '';
+    const bStarted = logsB.json.data.find((e) => e.status === 'Running')?.dateCreated ?? '';
     assert.ok(bStarted >= aDone, `B started (${bStarted}) before A completed (${aDone})`);
     const records = await allRecords(h, id, 10_000);
     assert.equal(records.length, 40_000);
@@ -361,13 +361,13 @@ await forEachDatabase('load modes', (target) => {
     );
     openGate();
     const jobA = await h.waitForJob(a.json.jobId);
-    assert.equal(jobA.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(jobA.currentStatus));
-    const logs = await h.api<{ data: { datasetJobStatusName: string; logData: { message: string } }[] }>(
+    assert.equal(jobA.currentStatus.status, 'Completed', JSON.stringify(jobA.currentStatus));
+    const logs = await h.api<{ data: { status: string; logData: { message: string } }[] }>(
       'GET',
       `/datasets/jobs/${a.json.jobId}/logs`,
     );
     assert.deepEqual(
-      logs.json.data.map((e) => e.datasetJobStatusName),
+      logs.json.data.map((e) => e.status),
       ['Queued', 'Running', 'Queued', 'Running', 'Completed'],
     );
     assert.equal(

@@ -70,6 +70,7 @@ await onDatabase('sqlite', 'platform', (target) => {
     assert.equal(res.statusCode, 404);
     const p = problemOf(res);
     assert.deepEqual(Object.keys(p).sort(), [
+      'code',
       'detail',
       'errors',
       'source',
@@ -78,6 +79,7 @@ await onDatabase('sqlite', 'platform', (target) => {
       'traceId',
       'type',
     ]);
+    assert.equal(p.code, 'not_found');
     assert.equal(p.source, 'api');
     assert.deepEqual(p.errors, {});
   });

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture, type JobBody } from '../support/fixture.js';
-import { requestUpload, uploadAndWait } from '../support/loading.js';
+import { putFile, requestUpload, uploadAndWait } from '../support/loading.js';
 
 interface Progress {
   bytesRead: number;
@@ -97,18 +97,18 @@ await forEachDatabase('load progress', (target) => {
       );
       seen.push(j.progress!);
       if (part < parts.length) {
-        assert.equal(j.currentStatus.datasetJobStatusName, 'Running');
+        assert.equal(j.currentStatus.status, 'Running');
         assert.equal(j.progress!.bytesTotal, total, 'the Content-Length is the total');
         // The Running entry carries the same live figures, in the job view and in logs:current.
         const log = j.currentStatus.logData;
         assert.equal(log?.bytesTotal, total);
         assert.ok((log?.bytesRead ?? 0) >= seen[0]!.bytesRead);
-        const current = await h.api<{ datasetJobStatusName: string; logData: LiveLog }>(
+        const current = await h.api<{ status: string; logData: LiveLog }>(
           'GET',
           `/datasets/jobs/${jobId}/logs:current`,
         );
         assert.equal(current.status, 200, current.text);
-        assert.equal(current.json.datasetJobStatusName, 'Running');
+        assert.equal(current.json.status, 'Running');
         assert.equal(current.json.logData?.bytesRead, sentBytes);
         assert.equal(current.json.logData?.bytesTotal, total);
         assert.ok((current.json.logData?.rowsRead ?? 0) > 0, JSON.stringify(current.json));
@@ -123,19 +123,19 @@ await forEachDatabase('load progress', (target) => {
     assert.ok(seen[0]!.updatedAt < seen[1]!.updatedAt && seen[1]!.updatedAt <= seen[2]!.updatedAt);
 
     const ended = (await h.waitForJob(jobId)) as JobWithProgress;
-    assert.equal(ended.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(ended.currentStatus));
+    assert.equal(ended.currentStatus.status, 'Completed', JSON.stringify(ended.currentStatus));
     assert.deepEqual(
       { ...ended.progress, updatedAt: undefined },
       { bytesRead: total, bytesTotal: total, rowsRead: 12000, updatedAt: undefined },
     );
     assert.equal(ended.currentStatus.logData?.rowsRead, 12000);
     // Progress is not a status entry: the stored entries are as they were written.
-    const logs = await h.api<{ data: { datasetJobStatusName: string; logData: LiveLog }[] }>(
+    const logs = await h.api<{ data: { status: string; logData: LiveLog }[] }>(
       'GET',
       `/datasets/jobs/${jobId}/logs`,
     );
     assert.deepEqual(
-      logs.json.data.map((e) => e.datasetJobStatusName),
+      logs.json.data.map((e) => e.status),
       ['Queued', 'Running', 'Completed'],
     );
     for (const entry of logs.json.data) assert.equal(entry.logData?.bytesRead, undefined);
@@ -148,7 +148,7 @@ await forEachDatabase('load progress', (target) => {
 
     const plain = HEADER + rowsFrom(1, 500);
     const done = (await uploadAndWait(h, id, plain, { mode: 'replace' })) as JobWithProgress;
-    assert.equal(done.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(done.currentStatus.status, 'Completed');
     const size = Buffer.byteLength(plain);
     assert.deepEqual(
       { ...done.progress, updatedAt: undefined },
@@ -158,7 +158,7 @@ await forEachDatabase('load progress', (target) => {
 
     const packed = gzipSync(HEADER + rowsFrom(1, 3000));
     const gz = (await uploadAndWait(h, id, packed, { mode: 'replace' })) as JobWithProgress;
-    assert.equal(gz.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(gz.currentStatus.status, 'Completed');
     assert.deepEqual(
       {
         bytesRead: gz.progress?.bytesRead,
@@ -169,11 +169,60 @@ await forEachDatabase('load progress', (target) => {
     );
   });
 
+  void it('never shows an unknown total for a stored upload, even before its file is open', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const plain = HEADER + rowsFrom(1, 50);
+    // The worker's read of the stored file waits until the test lets it go.
+    const objects = h.services.objects;
+    const get = objects.get.bind(objects);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    objects.get = async (key) => {
+      await gate;
+      return get(key);
+    };
+    try {
+      const upload = await requestUpload(h, id);
+      assert.equal((await putFile(upload.url, plain)).status, 200);
+      await waitFor(upload.jobId, (j) => j.currentStatus.status === 'Running', 'the job should run');
+      // Opening: no figures yet rather than bytesTotal null (a worker stores them at once once open).
+      for (let i = 0; i < 10; i++) {
+        const j = await job(upload.jobId);
+        assert.equal(j.progress, null, JSON.stringify(j.progress));
+        assert.equal(j.currentStatus.logData?.bytesTotal, undefined);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      release();
+      const done = await h.waitForJob(upload.jobId);
+      assert.equal((done as JobWithProgress).progress?.bytesTotal, Buffer.byteLength(plain));
+    } finally {
+      release();
+      objects.get = get;
+    }
+  });
+
+  void it('a stored upload shows its total from the first figures on', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const plain = HEADER + rowsFrom(1, 20000);
+    const upload = await requestUpload(h, id);
+    assert.equal((await putFile(upload.url, plain)).status, 200);
+    const seen: (Progress | null)[] = [];
+    for (;;) {
+      const j = await job(upload.jobId);
+      seen.push(j.progress);
+      if (j.currentStatus.status === 'Completed' || j.currentStatus.status === 'Failed') break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    for (const p of seen)
+      if (p !== null) assert.equal(p.bytesTotal, Buffer.byteLength(plain), JSON.stringify(p));
+    assert.notEqual(seen.at(-1), null);
+  });
+
   void it('keeps the figures of a failed load where it stopped', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     const bad = `${HEADER}${rowsFrom(1, 100)}x,bad\n${rowsFrom(102, 99)}`;
     const failed = (await uploadAndWait(h, id, bad)) as JobWithProgress;
-    assert.equal(failed.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(failed.currentStatus.status, 'Failed');
     assert.equal(failed.progress?.rowsRead, 200);
     assert.equal(failed.progress?.bytesRead, Buffer.byteLength(bad));
   });
@@ -193,7 +242,7 @@ await forEachDatabase('load progress', (target) => {
       });
       assert.equal(start.status, 202, start.text);
       const ended = (await h.waitForJob(start.json.jobId)) as JobWithProgress;
-      assert.equal(ended.currentStatus.datasetJobStatusName, 'Completed');
+      assert.equal(ended.currentStatus.status, 'Completed');
       assert.equal(ended.progress?.bytesTotal, null);
       assert.equal(ended.progress?.bytesRead, Buffer.byteLength(HEADER + rowsFrom(1, 10)));
       assert.equal(ended.progress?.rowsRead, 10);

@@ -26,7 +26,7 @@ await forEachDatabase('records', (target) => {
   void it('pages in primary-key order with filters', async () => {
     const id = await h.defineDataset(props, ['id']);
     const job = await uploadAndWait(h, id, csv(250));
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     const all = (await allRecords(h, id, 100)) as { id: number }[];
     assert.equal(all.length, 250);
     assert.deepEqual(
@@ -61,7 +61,7 @@ await forEachDatabase('records', (target) => {
     const token = first.json.metadata.nextPageToken;
     assert.equal(typeof token, 'string');
     const replaced = await uploadAndWait(h, id, csv(20, 100), { mode: 'replace' });
-    assert.equal(replaced.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(replaced.currentStatus.status, 'Completed');
     const stale = await h.api('GET', `/datasets/${id}/records?pageSize=5&pageToken=${token}`);
     assert.equal(stale.status, 409, stale.text);
     const garbage = await h.api('GET', `/datasets/${id}/records?pageToken=xyz`);
@@ -75,7 +75,7 @@ await forEachDatabase('records', (target) => {
     ]);
     const body = 'big,note\n9223372036854775807,max\n-9223372036854775808,min\n9007199254740993,2^53+1\n';
     const job = await uploadAndWait(h, id, body);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     const res = await h.api('GET', `/datasets/${id}/records?pageSize=2`);
     assert.match(res.text, /"big":9223372036854775807,"note":"max"/);
     assert.match(res.text, /"big":-9223372036854775808/);

@@ -74,7 +74,7 @@ await forEachDatabase('resumable uploads', (target) => {
         send(url, { 'content-range': `bytes */${total}` });
       const completed = async (jobId: string): Promise<JobBody> => {
         const job = await h.waitForJob(jobId);
-        assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+        assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
         return job;
       };
       const status = async (jobId: string) =>
@@ -94,7 +94,7 @@ await forEachDatabase('resumable uploads', (target) => {
           const r = await slice(up.url, file, start, start + size - 1);
           assert.equal(r.status, 308, r.text);
           assert.equal(r.range, `bytes=0-${start + size - 1}`);
-          assert.equal((await status(up.jobId)).currentStatus.datasetJobStatusName, 'Created');
+          assert.equal((await status(up.jobId)).currentStatus.status, 'Created');
         }
         const last = await slice(up.url, file, start, file.length - 1);
         assert.equal(last.status, 200, last.text);
@@ -191,7 +191,7 @@ await forEachDatabase('resumable uploads', (target) => {
         // In progress when the URL's hour ends: it may go on (each slice keeps it open an hour).
         assert.equal(await expireUploads(deps, Date.now() + 30 * 60_000), 0);
         assert.ok((await expireUploads(deps, Date.now() + 25 * 3600_000)) >= 1);
-        assert.equal((await status(up.jobId)).currentStatus.datasetJobStatusName, 'Expired');
+        assert.equal((await status(up.jobId)).currentStatus.status, 'Expired');
         assert.deepEqual(await h.services.objects.list(prefix), []);
         const late = await slice(up.url, file, 100, file.length - 1);
         assert.equal(late.status, 410);
@@ -237,7 +237,7 @@ await forEachDatabase('resumable uploads', (target) => {
         const problem = JSON.parse(part.text) as { errors: Record<string, string[]>; detail: string };
         assert.ok('Content-Range' in problem.errors, part.text);
         assert.match(problem.detail, /type=resumable/);
-        assert.equal((await status(res.jobId)).currentStatus.datasetJobStatusName, 'Created');
+        assert.equal((await status(res.jobId)).currentStatus.status, 'Created');
         assert.equal(await h.services.objects.head(`datasets/${id}/uploads/${res.jobId}`), null);
         // The whole file with a Content-Range that says so is taken.
         const whole = await slice(res.url, file, 0, file.length - 1);

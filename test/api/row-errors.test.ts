@@ -173,7 +173,7 @@ await forEachDatabase('row errors', (target) => {
     const id = await h.defineDataset(PROPS, ['id']);
     const view = await upload(id, THREE_BAD, { maxBadRecords: 5 });
     const status = view.currentStatus;
-    assert.equal(status.datasetJobStatusName, 'Completed', JSON.stringify(status));
+    assert.equal(status.status, 'Completed', JSON.stringify(status));
     assert.equal(view.maxBadRecords, 5);
     assert.equal(view.dryRun, false);
     assert.equal(status.logData?.rowsRead, 7);
@@ -216,14 +216,11 @@ await forEachDatabase('row errors', (target) => {
 
   void it('maxBadRecords=2 with 3 bad records: the job fails and nothing changes', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    assert.equal(
-      (await upload(id, 'id,name,ok\n10,old,true\n')).currentStatus.datasetJobStatusName,
-      'Completed',
-    );
+    assert.equal((await upload(id, 'id,name,ok\n10,old,true\n')).currentStatus.status, 'Completed');
     const before = await datasetState(id);
     const view = await upload(id, THREE_BAD, { mode: 'replace', maxBadRecords: 2 });
     const status = view.currentStatus;
-    assert.equal(status.datasetJobStatusName, 'Failed', JSON.stringify(status));
+    assert.equal(status.status, 'Failed', JSON.stringify(status));
     assert.match(
       status.logData?.message ?? '',
       /in 3 of 7 records read, more bad records than maxBadRecords=2/,
@@ -238,7 +235,7 @@ await forEachDatabase('row errors', (target) => {
       mode: 'replace',
       maxBadRecords: 100,
     });
-    assert.equal(header.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(header.currentStatus.status, 'Failed');
     assert.deepEqual(await datasetState(id), before);
   });
 
@@ -257,7 +254,7 @@ await forEachDatabase('row errors', (target) => {
     assert.equal(expected.length, 5000);
     const view = await upload(id, `${lines.join('\n')}\n`);
     const status = view.currentStatus;
-    assert.equal(status.datasetJobStatusName, 'Failed');
+    assert.equal(status.status, 'Failed');
     assert.equal(status.errorData?.errorCount, 5000);
     assert.equal(status.logData?.rowsRejected, 5000);
     assert.deepEqual(
@@ -280,15 +277,12 @@ await forEachDatabase('row errors', (target) => {
 
   void it('a dry run reports what the real load does and leaves the dataset untouched', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
-    assert.equal(
-      (await upload(id, 'id,name,ok\n10,old,true\n')).currentStatus.datasetJobStatusName,
-      'Completed',
-    );
+    assert.equal((await upload(id, 'id,name,ok\n10,old,true\n')).currentStatus.status, 'Completed');
     const before = await datasetState(id);
 
     const dry = await upload(id, THREE_BAD, { mode: 'replace', maxBadRecords: 5, dryRun: true });
     assert.equal(dry.dryRun, true);
-    assert.equal(dry.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(dry.currentStatus));
+    assert.equal(dry.currentStatus.status, 'Completed', JSON.stringify(dry.currentStatus));
     assert.match(dry.currentStatus.logData?.message ?? '', /^Dry run: 4 records would have been loaded\./);
     assert.match(dry.currentStatus.logData?.message ?? '', /Nothing was changed\./);
     assert.deepEqual(await datasetState(id), before);
@@ -296,12 +290,12 @@ await forEachDatabase('row errors', (target) => {
 
     const dryFailing = await load(id, THREE_BAD, { mode: 'replace', dryRun: 'true' });
     assert.equal(dryFailing.dryRun, true);
-    assert.equal(dryFailing.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(dryFailing.currentStatus.status, 'Failed');
     assert.match(dryFailing.currentStatus.logData?.message ?? '', /^Dry run: /);
     assert.deepEqual(await datasetState(id), before);
 
     const real = await upload(id, THREE_BAD, { mode: 'replace', maxBadRecords: 5 });
-    assert.equal(real.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(real.currentStatus.status, 'Completed');
     const { message: dryMessage, ...dryCounts } = dry.currentStatus.logData ?? { message: '' };
     const { message: realMessage, ...realCounts } = real.currentStatus.logData ?? { message: '' };
     assert.notEqual(dryMessage, realMessage);
@@ -326,7 +320,7 @@ await forEachDatabase('row errors', (target) => {
     assert.equal(plain.currentStatus.logData?.rowsRejected, 0);
     const tolerant = await load(id, THREE_BAD, { mode: 'replace', maxBadRecords: 1_000_000_000 });
     assert.equal(tolerant.maxBadRecords, 1_000_000_000);
-    assert.equal(tolerant.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(tolerant.currentStatus.status, 'Completed');
     const listed = await h.api<{ data: JobView[] }>('GET', `/datasets/${id}/jobs`);
     assert.deepEqual(
       listed.json.data.map((j) => [j.maxBadRecords, j.rejectedRowsUrl !== null]),
@@ -370,7 +364,7 @@ await forEachDatabase('row errors', (target) => {
   void it('shows errors only to those who see the job; the link is the only key to its file', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     const view = await upload(id, THREE_BAD);
-    assert.equal(view.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(view.currentStatus.status, 'Failed');
     const url = view.rejectedRowsUrl ?? '';
     const mine = h.token;
     h.token = await h.otherToken();
@@ -433,12 +427,12 @@ await forEachDatabase('row errors', (target) => {
     const firstEntry = first.currentStatus.datasetJobLogId;
     let again = await job(first.datasetJobId);
     for (let i = 0; i < 400; i++) {
-      const { datasetJobLogId, datasetJobStatusName } = again.currentStatus;
-      if (datasetJobLogId > firstEntry && datasetJobStatusName !== 'Running') break;
+      const { datasetJobLogId, status } = again.currentStatus;
+      if (datasetJobLogId > firstEntry && status !== 'Running') break;
       await new Promise((r) => setTimeout(r, 25));
       again = await job(first.datasetJobId);
     }
-    assert.equal(again.currentStatus.datasetJobStatusName, 'Failed', JSON.stringify(again.currentStatus));
+    assert.equal(again.currentStatus.status, 'Failed', JSON.stringify(again.currentStatus));
     assert.equal(again.currentStatus.errorData?.errorCount, 1);
     assert.deepEqual(await allErrors(first.datasetJobId), [
       { line: 3, property: 'ok', message: again.currentStatus.errorData?.errors[0]?.message },

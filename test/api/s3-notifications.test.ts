@@ -39,12 +39,12 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     return { status: res.status, json: (await res.json()) as { received: number; queued: number } };
   };
   const statusOf = async (jobId: string) =>
-    (await h.api<{ currentStatus: { datasetJobStatusName: string } }>('GET', `/datasets/jobs/${jobId}`)).json
-      .currentStatus.datasetJobStatusName;
+    (await h.api<{ currentStatus: { status: string } }>('GET', `/datasets/jobs/${jobId}`)).json.currentStatus
+      .status;
   const queuedEntries = async (jobId: string) =>
-    (
-      await h.api<{ data: { datasetJobStatusName: string }[] }>('GET', `/datasets/jobs/${jobId}/logs`)
-    ).json.data.filter((l) => l.datasetJobStatusName === 'Queued').length;
+    (await h.api<{ data: { status: string }[] }>('GET', `/datasets/jobs/${jobId}/logs`)).json.data.filter(
+      (l) => l.status === 'Queued',
+    ).length;
   /** An upload URL with its file PUT, and the S3 event the store emitted for it. */
   const uploaded = async (body = 'id,name\n1,a\n') => {
     const id = await h.defineDataset(PROPS, ['id']);
@@ -82,7 +82,7 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     );
     assert.ok(results.every((r) => r.json.received === 1));
     const job = await h.waitForJob(jobId);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(job.currentStatus.status, 'Completed');
     assert.deepEqual((await notify(event)).json, { received: 1, queued: 0 });
     assert.equal(await queuedEntries(jobId), 1);
   });
@@ -107,7 +107,7 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     const basic = `Basic ${Buffer.from(`minio:${TOKEN}`).toString('base64')}`;
     assert.equal((await notify(pubSub, basic)).status, 200);
     for (const jobId of [a.jobId, b.jobId]) {
-      assert.equal((await h.waitForJob(jobId)).currentStatus.datasetJobStatusName, 'Completed');
+      assert.equal((await h.waitForJob(jobId)).currentStatus.status, 'Completed');
     }
   });
 
@@ -143,7 +143,7 @@ await forEachDatabase('S3 bucket notifications', (target) => {
     assert.equal(await expireUploads(deps, Date.now()), 0);
     assert.equal(await statusOf(jobId), 'Created');
     assert.deepEqual((await notify(event)).json, { received: 1, queued: 1 });
-    assert.equal((await h.waitForJob(jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal((await h.waitForJob(jobId)).currentStatus.status, 'Completed');
     // Without a file, the sweep does expire the job.
     const id = await h.defineDataset(PROPS, ['id']);
     const unused = await requestUpload(h, id);
@@ -178,7 +178,7 @@ await onDatabase('postgres', 'S3 bucket notifications sent by the store itself',
         assert.equal((await putFile(up.url, 'id,name\n1,a\n2,b\n')).status, 200);
         // RGW's persistent queues are looked at every few seconds, and a new one found within 30.
         const job = await h.waitForJob(up.jobId, 60_000);
-        assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
+        assert.equal(job.currentStatus.status, 'Completed');
         assert.equal((await allRecords(h, id)).length, 2);
       });
     });

@@ -35,8 +35,8 @@ await forEachDatabase('S3 storage, polling', (target) => {
   });
   after(() => h.close());
   const statusOf = async (jobId: string) =>
-    (await h.api<{ currentStatus: { datasetJobStatusName: string } }>('GET', `/datasets/jobs/${jobId}`)).json
-      .currentStatus.datasetJobStatusName;
+    (await h.api<{ currentStatus: { status: string } }>('GET', `/datasets/jobs/${jobId}`)).json.currentStatus
+      .status;
 
   void it('hands out the store’s presigned URL; a PUT to it is noticed and loaded', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
@@ -46,35 +46,32 @@ await forEachDatabase('S3 storage, polling', (target) => {
     assert.equal(url.pathname, `/${h.s3.bucket}/datasets/${id}/uploads/${up.jobId}`);
     assert.equal(url.searchParams.get('X-Amz-Expires'), '3600');
     assert.ok(url.searchParams.has('X-Amz-Signature'));
-    const created = await h.api<{ currentStatus: { datasetJobStatusName: string } }>(
-      'GET',
-      `/datasets/jobs/${up.jobId}`,
-    );
-    assert.equal(created.json.currentStatus.datasetJobStatusName, 'Created');
+    const created = await h.api<{ currentStatus: { status: string } }>('GET', `/datasets/jobs/${up.jobId}`);
+    assert.equal(created.json.currentStatus.status, 'Created');
 
     const body = 'id,name\n1,ada\n2,bob\n2,bea\n';
     const res = await putFile(up.url, body);
     assert.equal(res.status, 200);
     const job = await h.waitForJob(up.jobId);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job));
     assert.equal(job.currentStatus.logData?.rowsLoaded, 2);
     assert.equal(job.currentStatus.logData?.duplicatesCollapsed, 1);
     assert.deepEqual(await allRecords(h, id), [
       { id: 1, name: 'ada' },
       { id: 2, name: 'bea' },
     ]);
-    const logs = await h.api<{ data: { datasetJobStatusName: string; logData: { message: string } }[] }>(
+    const logs = await h.api<{ data: { status: string; logData: { message: string } }[] }>(
       'GET',
       `/datasets/jobs/${up.jobId}/logs`,
     );
-    const names = logs.json.data.map((l) => l.datasetJobStatusName);
+    const names = logs.json.data.map((l) => l.status);
     assert.deepEqual(
       names.filter((n) => n === 'Queued'),
       ['Queued'],
       names.join(','),
     );
     assert.match(
-      logs.json.data.find((l) => l.datasetJobStatusName === 'Queued')?.logData.message ?? '',
+      logs.json.data.find((l) => l.status === 'Queued')?.logData.message ?? '',
       new RegExp(`File received \\(${body.length} bytes, read as csv\\)`),
     );
     // The uploaded file is deleted once its job ended (by the worker, just after the job's end).
@@ -97,7 +94,7 @@ await forEachDatabase('S3 storage, polling', (target) => {
     assert.ok(body.length > 1000);
     assert.equal((await putFile(up.url, body)).status, 200);
     const job = await h.waitForJob(up.jobId);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(job.currentStatus.status, 'Failed');
     assert.match(job.currentStatus.logData?.message ?? '', /larger than the limit of 1000 bytes/);
     assert.ok(await gone(h, `datasets/${id}/uploads/${up.jobId}`), 'the oversized file is deleted');
     assert.deepEqual(await allRecords(h, id), []);
@@ -107,7 +104,7 @@ await forEachDatabase('S3 storage, polling', (target) => {
     const id = await h.defineDataset(PROPS, ['id']);
     const up = await requestUpload(h, id);
     await putFile(up.url, 'id,name\n1,"a, b"\n2,c\n');
-    assert.equal((await h.waitForJob(up.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal((await h.waitForJob(up.jobId)).currentStatus.status, 'Completed');
     const csv = await h.api<{ url: string }>('POST', `/datasets/${id}/records:retrieve`, {
       contentType: 'csv',
     });
@@ -186,7 +183,7 @@ await forEachDatabase('S3 storage, polling', (target) => {
       assert.equal(await h.services.objects.head(`datasets/${theirDataset}/uploads/${theirs.jobId}`), null);
       // The URL as handed out still works.
       assert.equal((await putFile(mine.url, 'id,name\n1,ada\n')).status, 200);
-      assert.equal((await h.waitForJob(mine.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+      assert.equal((await h.waitForJob(mine.jobId)).currentStatus.status, 'Completed');
     },
   );
 
@@ -203,7 +200,7 @@ await forEachDatabase('S3 storage, polling', (target) => {
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(await statusOf(up.jobId), 'Created');
     assert.equal((await putFile(up.url, 'id,name\n1,a\n')).status, 200);
-    assert.equal((await h.waitForJob(up.jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal((await h.waitForJob(up.jobId)).currentStatus.status, 'Completed');
   });
 
   void it(
@@ -225,16 +222,12 @@ await forEachDatabase('S3 storage, polling', (target) => {
         return { id, job: await h.waitForJob(res.json.jobId) };
       };
       const ok = await load(url);
-      assert.equal(
-        ok.job.currentStatus.datasetJobStatusName,
-        'Completed',
-        JSON.stringify(ok.job.currentStatus),
-      );
+      assert.equal(ok.job.currentStatus.status, 'Completed', JSON.stringify(ok.job.currentStatus));
       assert.equal((await allRecords(h, ok.id)).length, 2);
       const changed = new URL(url);
       changed.searchParams.set('X-Amz-Expires', '604800');
       const refused = await load(changed.href);
-      assert.equal(refused.job.currentStatus.datasetJobStatusName, 'Failed');
+      assert.equal(refused.job.currentStatus.status, 'Failed');
       const message = refused.job.currentStatus.logData?.message ?? '';
       assert.match(message, /answered HTTP 403/);
       // The job's log names the URL without its query: no signature, no credential.

@@ -99,7 +99,7 @@ await forEachDatabase('records:load source URLs', (target) => {
       assertNoSecret(await storedText(jobId), 'the queued job row');
 
       const job = await h.waitForJob(jobId);
-      assert.equal(job.currentStatus.datasetJobStatusName, ending, JSON.stringify(job.currentStatus));
+      assert.equal(job.currentStatus.status, ending, JSON.stringify(job.currentStatus));
       const ended = await h.database.db
         .selectFrom('dataset_jobs')
         .select(['source_url', 'source_shown'])

@@ -34,7 +34,7 @@ await forEachDatabase('upload URL slice', (target) => {
     });
     assert.equal(put.status, 200, await put.text());
     const job = await h.waitForJob(res.json.jobId);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     assert.deepEqual(job.currentStatus.logData, {
       message: 'Loaded 2 records.',
       rowsRead: 3,

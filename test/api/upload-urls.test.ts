@@ -41,7 +41,7 @@ await forEachDatabase('upload URLs', (target) => {
     const reused = await putFile(url, 'id,name\n2,b\n');
     assert.equal(reused.status, 409);
     const job = await h.waitForJob(jobId);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(job.currentStatus.status, 'Completed');
   });
 
   void it('answers 403 to an expired URL and the job ends Expired', async () => {
@@ -52,7 +52,7 @@ await forEachDatabase('upload URLs', (target) => {
     assert.equal(res.status, 403);
     assert.match(((await res.json()) as { detail: string }).detail, /expired/);
     const job = await h.api<JobBody>('GET', `/datasets/jobs/${jobId}`);
-    assert.equal(job.json.currentStatus.datasetJobStatusName, 'Expired');
+    assert.equal(job.json.currentStatus.status, 'Expired');
     assert.equal(job.json.currentStatus.datasetJobStatusCode, 6);
   });
 
@@ -63,7 +63,7 @@ await forEachDatabase('upload URLs', (target) => {
     assert.equal(await expireUploads(deps, Date.now()), 0);
     assert.ok((await expireUploads(deps, Date.now() + 3601_000)) >= 1);
     const job = await h.api<JobBody>('GET', `/datasets/jobs/${jobId}`);
-    assert.equal(job.json.currentStatus.datasetJobStatusName, 'Expired');
+    assert.equal(job.json.currentStatus.status, 'Expired');
   });
 
   void it('answers 415 to other media types and 413 above the size limit, then accepts a retry', async () => {
@@ -74,26 +74,23 @@ await forEachDatabase('upload URLs', (target) => {
     assert.equal(tooBig.status, 413);
     const ok = await putFile(url, 'id,name\n1,a\n', 'application/octet-stream');
     assert.equal(ok.status, 200);
-    assert.equal((await h.waitForJob(jobId)).currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal((await h.waitForJob(jobId)).currentStatus.status, 'Completed');
   });
 
   void it('lists jobs and their status entries; other tokens see 404', async () => {
     const { id, url, jobId } = await newUpload();
     assert.equal((await putFile(url, 'id,name\n1,a\n')).status, 200);
     await h.waitForJob(jobId);
-    const logs = await h.api<{ metadata: { count: number }; data: { datasetJobStatusName: string }[] }>(
+    const logs = await h.api<{ metadata: { count: number }; data: { status: string }[] }>(
       'GET',
       `/datasets/jobs/${jobId}/logs`,
     );
     assert.deepEqual(
-      logs.json.data.map((l) => l.datasetJobStatusName),
+      logs.json.data.map((l) => l.status),
       ['Created', 'Queued', 'Running', 'Completed'],
     );
-    const current = await h.api<{ datasetJobStatusName: string }>(
-      'GET',
-      `/datasets/jobs/${jobId}/logs:current`,
-    );
-    assert.equal(current.json.datasetJobStatusName, 'Completed');
+    const current = await h.api<{ status: string }>('GET', `/datasets/jobs/${jobId}/logs:current`);
+    assert.equal(current.json.status, 'Completed');
     const list = await h.api<{ data: JobBody[] }>('GET', `/datasets/${id}/jobs`);
     assert.equal(list.json.data[0]?.datasetJobId, jobId);
     assert.equal(list.json.data[0]?.jobType, 'uploadUrl');

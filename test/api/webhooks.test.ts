@@ -218,9 +218,9 @@ await forEachDatabase('app webhooks', (target) => {
     const { json: hook } = await setHook('/jobs');
     const ds = await h.defineDataset(PROPS, ['id']);
     const ok = await uploadAndWait(h, ds, 'id,name\n1,a\n2,b\n');
-    assert.equal(ok.currentStatus.datasetJobStatusName, 'Completed');
+    assert.equal(ok.currentStatus.status, 'Completed');
     const bad = await uploadAndWait(h, ds, 'id,name\nnot a number,a\n', { mode: 'replace' });
-    assert.equal(bad.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(bad.currentStatus.status, 'Failed');
 
     await eventually('two deliveries', () => (deliveriesTo('/jobs').length >= 2 ? true : undefined));
     await new Promise((r) => setTimeout(r, 300)); // no third one follows
@@ -242,7 +242,7 @@ await forEachDatabase('app webhooks', (target) => {
     assert.equal(byJob.get(ok.datasetJobId)?.job.currentStatus.logData?.rowsLoaded, 2);
     const failed = byJob.get(bad.datasetJobId);
     assert.equal(failed?.event, 'dataset.job.failed');
-    assert.equal(failed?.job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(failed?.job.currentStatus.status, 'Failed');
     assert.ok((failed?.job.currentStatus.errorData?.errorCount ?? 0) >= 1);
 
     const list = await call<{ metadata: { count: number }; data: DeliveryView[] }>(
@@ -379,7 +379,7 @@ await forEachDatabase('app webhooks', (target) => {
     const body = JSON.parse(got.raw) as Body;
     assert.equal(body.event, 'dataset.job.expired');
     assert.equal(body.job.datasetJobId, upload.jobId);
-    assert.equal(body.job.currentStatus.datasetJobStatusName, 'Expired');
+    assert.equal(body.job.currentStatus.status, 'Expired');
     assert.ok(lines.some((l) => l.jobId === upload.jobId && l.event === 'job.expired' && l.level === 30));
   });
 

@@ -97,7 +97,7 @@ await onDatabase('sqlite', 'dx upload', (target) => {
     const tooMany = await dx('upload', id, file, '--max-bad-records', '0', '--resumable', '--json');
     assert.equal(tooMany.code, 1);
     const job = JSON.parse(tooMany.stdout);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Failed');
+    assert.equal(job.currentStatus.status, 'Failed');
     assert.equal(job.uploadType, 'resumable');
     assert.match(tooMany.stderr, /^Failed: .*\n {2}line 3, id: .*\nRejected rows [^\n]*: http/m);
 

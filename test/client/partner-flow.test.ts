@@ -10,13 +10,14 @@ import {
   DxProblemError,
   isDxProblem,
   type DxClient,
+  type NewDataset,
   type UploadProgress,
 } from '@dataset-exchange/client';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { onboardApp, type TestPartner } from '../support/onboarding.js';
 
-const SCHEMA = {
+const SCHEMA: NewDataset['schema'] = {
   properties: [
     { name: 'id', type: 'integer', required: true },
     { name: 'name', type: 'string' },
@@ -81,7 +82,7 @@ await forEachDatabase('client package', (target) => {
 
     const polled: string[] = [];
     const result = await dx.waitForJob(upload.jobId, {
-      onPoll: (job) => polled.push(job.currentStatus.datasetJobStatusName),
+      onPoll: (job) => polled.push(job.currentStatus.status),
     });
     assert.equal(result.status, 'Completed', JSON.stringify(result.job.currentStatus));
     if (result.status !== 'Completed') return;

@@ -81,7 +81,7 @@ await onDatabase('sqlite', 'client README example', (target) => {
     });
     assert.equal(stdout, '2 records loaded, 1 left out\n1 Ann\n2 Bob\n');
     assert.match(stderr, /^uploaded \d+ of \d+ bytes$/m);
-    assert.match(stderr, /^404 Not Found /m);
+    assert.match(stderr, /^404 dataset_not_found Dataset no-such-dataset not found\./m);
     assert.equal(
       readFileSync(join(dir, 'voters-export.csv'), 'utf8'),
       'voter_id,first_name,opted_in\r\n1,Ann,true\r\n2,Bob,false\r\n',

@@ -298,7 +298,8 @@ describe('waiting for a job across a restart of the service', () => {
   const job = (status: string) => ({
     datasetJobId: 'job-1',
     currentStatus: {
-      datasetJobStatusName: status,
+      status,
+      datasetJobStatusName: status === 'Failed' || status === 'Expired' ? 'UnknownError' : status,
       logData: status === 'Completed' ? { message: 'done', rowsLoaded: 3 } : null,
       errorData: null,
     },

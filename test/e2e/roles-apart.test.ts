@@ -70,8 +70,8 @@ function scenario(route: DatabaseRoute, transfers: 'service' | 'direct') {
     for (;;) {
       const res = await d.call<JobBody>('GET', `/datasets/jobs/${jobId}`);
       assert.equal(res.status, 200, res.text);
-      if (FINAL.includes(res.json.currentStatus.datasetJobStatusName)) return res.json;
-      assert.ok(Date.now() < until, `job ${jobId} still ${res.json.currentStatus.datasetJobStatusName}`);
+      if (FINAL.includes(res.json.currentStatus.status)) return res.json;
+      assert.ok(Date.now() < until, `job ${jobId} still ${res.json.currentStatus.status}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   };
@@ -98,7 +98,7 @@ function scenario(route: DatabaseRoute, transfers: 'service' | 'direct') {
     const res = await d.dx('upload', id, file, '--json', '--timeout', '60');
     assert.equal(res.code, 0, res.stderr);
     const job = JSON.parse(res.stdout) as JobBody;
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', res.stdout);
+    assert.equal(job.currentStatus.status, 'Completed', res.stdout);
     assert.equal(job.currentStatus.logData?.rowsLoaded, 500);
     assert.equal(await recordCount(id), 500);
   });
@@ -121,7 +121,7 @@ function scenario(route: DatabaseRoute, transfers: 'service' | 'direct') {
       });
       assert.equal(put.status, 200, await put.text());
       const job = await finished(up.json.jobId);
-      assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+      assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
       assert.equal(await recordCount(id), 40);
     },
   );
@@ -162,7 +162,7 @@ function scenario(route: DatabaseRoute, transfers: 'service' | 'direct') {
     const last = await put(start, file.length - 1);
     assert.equal(last.status, 200, await last.text());
     const job = await finished(up.json.jobId);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     assert.equal(job.currentStatus.logData?.rowsLoaded, 2000);
     const page = await d.call<{ data: unknown[] }>('GET', `/datasets/${id}/records?pageSize=2`);
     assert.deepEqual(page.json.data, [
@@ -178,7 +178,7 @@ function scenario(route: DatabaseRoute, transfers: 'service' | 'direct') {
     });
     assert.equal(res.status, 202, res.text);
     const job = await finished(res.json.jobId);
-    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     assert.equal(job.currentStatus.logData?.rowsLoaded, 300);
   });
 
@@ -203,19 +203,19 @@ function scenario(route: DatabaseRoute, transfers: 'service' | 'direct') {
       // 0.8 s into a 3-second file: running, part of it in the staging table.
       await new Promise((r) => setTimeout(r, 800));
       const running = await d.call<JobBody>('GET', `/datasets/jobs/${jobId}`);
-      assert.equal(running.json.currentStatus.datasetJobStatusName, 'Running');
+      assert.equal(running.json.currentStatus.status, 'Running');
       victim.child.kill('SIGKILL');
       await new Promise((resolve) => victim.child.once('exit', resolve));
       assert.equal(victim.child.signalCode, 'SIGKILL');
 
       const job = await finished(jobId, 60_000);
-      assert.equal(job.currentStatus.datasetJobStatusName, 'Completed', JSON.stringify(job.currentStatus));
+      assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
       assert.equal(job.currentStatus.logData?.rowsLoaded, 3000);
       // The job's history: queued once, run twice (the second from scratch), ended once.
       const logs = await d.call<{
-        data: { datasetJobStatusName: string; logData: { message: string } | null }[];
+        data: { status: string; logData: { message: string } | null }[];
       }>('GET', `/datasets/jobs/${jobId}/logs`);
-      const names = logs.json.data.map((l) => l.datasetJobStatusName);
+      const names = logs.json.data.map((l) => l.status);
       assert.equal(names.filter((n) => n === 'Queued').length, 1, names.join(','));
       assert.equal(names.filter((n) => n === 'Running').length, 2, names.join(','));
       assert.equal(names.filter((n) => FINAL.includes(n)).length, 1, names.join(','));

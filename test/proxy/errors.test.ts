@@ -6,6 +6,17 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { AUTH, call, startStack, type Reply, type Stack } from './stack.js';
 
+const PROXY_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'authorization_missing',
+  413: 'too_large',
+  414: 'uri_too_long',
+  429: 'rate_limited',
+  431: 'headers_too_large',
+  502: 'bad_gateway',
+  504: 'gateway_timeout',
+};
+
 const basic = (s: string) => `Basic ${Buffer.from(s).toString('base64')}`;
 
 function assertProblem(r: Reply, status: number, type: string, title: string, detail?: RegExp): void {
@@ -13,6 +24,7 @@ function assertProblem(r: Reply, status: number, type: string, title: string, de
   assert.equal(r.headers['content-type'], 'application/problem+json');
   const body = JSON.parse(r.body.toString()) as Record<string, unknown>;
   assert.deepEqual(Object.keys(body).sort(), [
+    'code',
     'detail',
     'errors',
     'source',
@@ -24,6 +36,8 @@ function assertProblem(r: Reply, status: number, type: string, title: string, de
   assert.equal(body.type, type);
   assert.equal(body.title, title);
   assert.equal(body.status, status);
+  // The catalogue's code: the specific one where the proxy names it, else the status's general one.
+  assert.equal(body.code, PROXY_CODES[status]);
   assert.deepEqual(body.errors, {});
   assert.equal(body.source, 'proxy');
   assert.equal(typeof body.traceId, 'string');

@@ -77,8 +77,7 @@ await forEachDatabase('log scan for secrets at trace level', (target) => {
     const waitForJob = async (jobId: string) => {
       for (let i = 0; i < 800; i++) {
         const res = await call('GET', `/datasets/jobs/${jobId}`, token);
-        const status = ((await res.json()) as { currentStatus: { datasetJobStatusName: string } })
-          .currentStatus.datasetJobStatusName;
+        const status = ((await res.json()) as { currentStatus: { status: string } }).currentStatus.status;
         if (['Completed', 'Failed', 'Expired'].includes(status)) return status;
         await new Promise((r) => setTimeout(r, 25));
       }

@@ -56,6 +56,9 @@ export interface JobBody {
   mode: string;
   contentType: string | null;
   currentStatus: {
+    /** The service's own status name. */
+    status: string;
+    /** DXAPI's name: UnknownError for Failed and Expired. */
     datasetJobStatusName: string;
     datasetJobStatusCode: number;
     logData: {
@@ -181,7 +184,7 @@ export async function startFixture(
         for (;;) {
           const res = await fixture.api<JobBody>('GET', `/datasets/jobs/${jobId}`);
           if (res.status !== 200) throw new Error(`job ${jobId}: ${res.status} ${res.text}`);
-          const status = res.json.currentStatus.datasetJobStatusName;
+          const status = res.json.currentStatus.status;
           if (FINAL_STATES.includes(status)) return res.json;
           if (Date.now() > until) throw new Error(`job ${jobId} still ${status}`);
           await new Promise((r) => setTimeout(r, 25));

@@ -73,6 +73,7 @@ export async function ownToken(
 export function problemOf(res: LightMyRequestResponse): {
   status: number;
   title: string;
+  code: string;
   detail: string;
   errors: Record<string, string[]>;
   type: string;

@@ -25,6 +25,7 @@ import type {
   DatasetRecord,
   DatasetTag,
   Job,
+  JobsPage,
   LoadJobStarted,
   LoadMode,
   Me,
@@ -216,9 +217,19 @@ export class DxClient {
     return this.http.json('GET', `/datasets/jobs/${enc(jobId)}`);
   }
 
-  /** The dataset's jobs, newest first. */
-  async listJobs(datasetId: string): Promise<Job[]> {
-    return (await this.http.json<{ data: Job[] }>('GET', `/datasets/${enc(datasetId)}/jobs`)).data;
+  /** The dataset's jobs, newest first, every page of them. */
+  async listJobs(datasetId: string, options: PageOptions = {}): Promise<Job[]> {
+    const jobs: Job[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await this.http.json<JobsPage>('GET', `/datasets/${enc(datasetId)}/jobs`, {
+        query: { pageSize: options.pageSize, pageToken },
+        ...signalOf(options),
+      });
+      jobs.push(...page.data);
+      pageToken = page.metadata.nextPageToken ?? undefined;
+    } while (pageToken !== undefined);
+    return jobs;
   }
 
   /**
@@ -266,9 +277,16 @@ export class DxClient {
     } while (pageToken !== undefined);
   }
 
-  /** The dataset's records one by one, fetched a page at a time. */
-  async *records(datasetId: string, query: RecordQuery = {}): AsyncGenerator<DatasetRecord> {
-    for await (const page of this.recordPages(datasetId, query)) yield* page.data;
+  /**
+   * The dataset's records one by one, fetched a page at a time. `T` is the record type the
+   * dataset's schema gives (`records<Voter>(id)`): the caller's word for it, not checked, as with
+   * `Response.json()`.
+   */
+  async *records<T extends object = DatasetRecord>(
+    datasetId: string,
+    query: RecordQuery = {},
+  ): AsyncGenerator<T> {
+    for await (const page of this.recordPages(datasetId, query)) yield* page.data as T[];
   }
 
   /** A signed link (1 hour) to every record as it is now: CSV (default) or NDJSON. */

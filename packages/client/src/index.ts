@@ -12,7 +12,7 @@ export {
 } from './client.js';
 export { signAppJwt, MAX_APP_JWT_TTL_SECONDS, type AppJwtOptions, type PrivateKeyInput } from './app-jwt.js';
 export { TokenCache, type CachedToken, type TokenCacheOptions } from './tokens.js';
-export { DxProblemError, isDxProblem, type Problem } from './problem.js';
+export { DxProblemError, isDxProblem, type ErrorCode, type Problem } from './problem.js';
 export {
   JobTimeoutError,
   isFinal,

@@ -28,7 +28,7 @@ const FINAL: Record<FinalJobStatus, true> = { Completed: true, Failed: true, Exp
 
 /** Whether the job has reached a final state. */
 export function isFinal(job: Job): boolean {
-  return Object.hasOwn(FINAL, job.currentStatus.datasetJobStatusName);
+  return Object.hasOwn(FINAL, job.currentStatus.status);
 }
 
 /** The typed outcome of a job in a final state. */
@@ -42,7 +42,7 @@ export function resultOf(job: Job): JobResult {
     errorCount: status.errorData?.errorCount ?? 0,
     rejectedRowsUrl: job.rejectedRowsUrl,
   };
-  const name = status.datasetJobStatusName as FinalJobStatus;
+  const name = status.status as FinalJobStatus;
   switch (name) {
     case 'Completed':
       return { ...base, status: name, log: status.logData ?? { message: '' } };
@@ -76,7 +76,7 @@ export interface WaitOptions {
 export class JobTimeoutError extends Error {
   override readonly name = 'JobTimeoutError';
   constructor(readonly job: Job) {
-    super(`job ${job.datasetJobId} is still ${job.currentStatus.datasetJobStatusName}`);
+    super(`job ${job.datasetJobId} is still ${job.currentStatus.status}`);
   }
 }
 

@@ -1,11 +1,19 @@
 // Every refusal of the service is application/problem+json (RFC 9457); the client throws it as a
 // DxProblemError whatever the status, so callers catch one type and read the fields.
+import type { Problem as ProblemSchema } from './generated/openapi.js';
+
+/** The service's stable problem codes (docs/api.md, "Error codes"), from the OpenAPI document; a
+ * newer service may send one this version does not know, hence `string` in `Problem.code`. */
+export type ErrorCode = ProblemSchema['code'];
 
 /** The body of a problem as the service writes it (fields other services may leave out optional). */
 export interface Problem {
   type: string;
   title: string;
   status: number;
+  /** What went wrong, stable and machine-readable; absent when the answer came from elsewhere (a
+   * gateway in front of the service). */
+  code?: ErrorCode | (string & {});
   detail?: string;
   /** Invalid input: each field path mapped to its messages. */
   errors?: Record<string, string[]>;
@@ -22,6 +30,7 @@ export class DxProblemError extends Error implements Problem {
   readonly type: string;
   readonly title: string;
   readonly status: number;
+  readonly code?: ErrorCode | (string & {});
   readonly detail?: string;
   readonly errors?: Record<string, string[]>;
   readonly source?: string;
@@ -37,6 +46,7 @@ export class DxProblemError extends Error implements Problem {
     this.type = problem.type;
     this.title = problem.title;
     this.status = problem.status;
+    if (problem.code !== undefined) this.code = problem.code;
     if (problem.detail !== undefined) this.detail = problem.detail;
     if (problem.errors !== undefined) this.errors = problem.errors;
     if (problem.source !== undefined) this.source = problem.source;
@@ -47,9 +57,12 @@ export class DxProblemError extends Error implements Problem {
   }
 }
 
-/** Whether `err` is a problem the service answered, optionally with the given status. */
-export function isDxProblem(err: unknown, status?: number): err is DxProblemError {
-  return err instanceof DxProblemError && (status === undefined || err.status === status);
+/** Whether `err` is a problem the service answered, optionally with the given status or code
+ * (`isDxProblem(err, 'dataset_not_empty')`). */
+export function isDxProblem(err: unknown, statusOrCode?: number | ErrorCode): err is DxProblemError {
+  if (!(err instanceof DxProblemError)) return false;
+  if (statusOrCode === undefined) return true;
+  return typeof statusOrCode === 'number' ? err.status === statusOrCode : err.code === statusOrCode;
 }
 
 /** Reads a non-2xx response into a DxProblemError; a body that is no problem still gives one. */
@@ -76,6 +89,7 @@ export async function problemFromResponse(res: Response, request: string): Promi
   if (detail !== undefined && detail !== '') problem.detail = detail;
   if (body?.errors !== undefined && body.errors !== null && typeof body.errors === 'object')
     problem.errors = body.errors;
+  if (typeof body?.code === 'string') problem.code = body.code;
   if (typeof body?.source === 'string') problem.source = body.source;
   if (typeof body?.traceId === 'string') problem.traceId = body.traceId;
   if (typeof body?.instance === 'string') problem.instance = body.instance;

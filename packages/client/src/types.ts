@@ -31,55 +31,70 @@ type JsonOf<O, S extends number> = O extends {
   : never;
 /** The JSON request body of operation `O`. */
 type BodyOf<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+/** Any object type as an interface may extend it: the resources are interfaces extending what
+ * the document's paths answer, so that editors name them (`Dataset`, `Job`) rather than expand
+ * them. */
+type Is<T> = T;
 /** One element of an array type. */
 type ItemOf<A> = A extends readonly (infer T)[] ? T : never;
 
 type DatasetPath = Route<'/api/v1/datasets/{}'>;
 type DatasetsPath = Route<'/api/v1/datasets'>;
 type JobPath = Route<'/api/v1/datasets/jobs/{}'>;
+type JobAnswer = JsonOf<JobPath['get'], 200>;
 
 /** An installation of the app in a workspace (GET /apps/me/installations). */
-export type Installation = ItemOf<JsonOf<Route<'/api/v1/apps/me/installations'>['get'], 200>['data']>;
+export interface Installation extends ItemOf<
+  JsonOf<Route<'/api/v1/apps/me/installations'>['get'], 200>['data']
+> {}
 /** An access token and when it expires (POST /auth/clientToken). */
-export type ClientToken = JsonOf<Route<'/api/v1/auth/clientToken'>['post'], 200>;
+export interface ClientToken extends JsonOf<Route<'/api/v1/auth/clientToken'>['post'], 200> {}
 /** What the service knows of the caller (GET /auth/me). */
-export type Me = JsonOf<Route<'/api/v1/auth/me'>['get'], 200>;
+export interface Me extends JsonOf<Route<'/api/v1/auth/me'>['get'], 200> {}
 /** A dataset with its schema and tags. */
-export type Dataset = JsonOf<DatasetPath['get'], 200>;
+export interface Dataset extends JsonOf<DatasetPath['get'], 200> {}
 /** The body of POST /datasets. */
-export type NewDataset = BodyOf<DatasetsPath['post']>;
+export interface NewDataset extends BodyOf<DatasetsPath['post']> {}
 /** The body of PATCH /datasets/:id (at least one field). */
-export type DatasetChanges = BodyOf<DatasetPath['patch']>;
+export interface DatasetChanges extends BodyOf<DatasetPath['patch']> {}
 /** A tag: an app that may see a dataset. */
-export type DatasetTag = ItemOf<Dataset['datasetTags']>;
+export interface DatasetTag extends ItemOf<Dataset['datasetTags']> {}
 /** An app a dataset may be tagged with (GET /datasets/tags). */
-export type TagCandidate = ItemOf<JsonOf<Route<'/api/v1/datasets/tags'>['get'], 200>['data']>;
+export interface TagCandidate extends ItemOf<JsonOf<Route<'/api/v1/datasets/tags'>['get'], 200>['data']> {}
 /** The body of POST /datasets/:id/tags. */
-export type NewTag = BodyOf<Route<'/api/v1/datasets/{}/tags'>['post']>;
+export interface NewTag extends BodyOf<Route<'/api/v1/datasets/{}/tags'>['post']> {}
 /** The answer that starts a load job: its id and, for uploads, the signed URL to PUT the file to. */
-export type LoadJobStarted = JsonOf<Route<'/api/v1/datasets/{}/uploadUrl'>['post'], 202>;
+export interface LoadJobStarted extends JsonOf<Route<'/api/v1/datasets/{}/uploadUrl'>['post'], 202> {}
 /** A load job as GET /datasets/jobs/:jobId shows it. */
-export type Job = JsonOf<JobPath['get'], 200>;
+export interface Job extends Omit<JobAnswer, 'currentStatus' | 'progress'> {
+  currentStatus: JobStatusEntry;
+  /** How far a running job has read; null until its worker has opened the file. */
+  progress: JobProgress | null;
+}
+/** A page of a dataset's jobs (GET /datasets/:id/jobs). */
+export interface JobsPage extends JsonOf<Route<'/api/v1/datasets/{}/jobs'>['get'], 200> {}
 /** One entry of a job's status log. */
-export type JobStatusEntry = Job['currentStatus'];
+export interface JobStatusEntry extends Omit<JobAnswer['currentStatus'], 'logData'> {
+  logData: JobLog | null;
+}
 /** A job's counts and message (`logData` of a status entry). */
-export type JobLog = NonNullable<JobStatusEntry['logData']>;
+export interface JobLog extends Is<NonNullable<JobAnswer['currentStatus']['logData']>> {}
 /** A defect of the file: the line, the property when there is one, and what is wrong. */
-export type RowError = ItemOf<NonNullable<JobStatusEntry['errorData']>['errors']>;
+export interface RowError extends ItemOf<NonNullable<JobStatusEntry['errorData']>['errors']> {}
 /** How far a running job has read. */
-export type JobProgress = NonNullable<Job['progress']>;
+export interface JobProgress extends Is<NonNullable<JobAnswer['progress']>> {}
 /** A page of records. */
-export type RecordsPage = JsonOf<Route<'/api/v1/datasets/{}/records'>['get'], 200>;
+export interface RecordsPage extends JsonOf<Route<'/api/v1/datasets/{}/records'>['get'], 200> {}
 /** One record: property name to value. */
-export type DatasetRecord = ItemOf<RecordsPage['data']>;
+export interface DatasetRecord extends ItemOf<RecordsPage['data']> {}
 /** A page of a job's row errors. */
-export type RowErrorsPage = JsonOf<Route<'/api/v1/datasets/jobs/{}/errors'>['get'], 200>;
+export interface RowErrorsPage extends JsonOf<Route<'/api/v1/datasets/jobs/{}/errors'>['get'], 200> {}
 /** A signed export link (POST /datasets/:id/records:retrieve). */
-export type RetrieveResult = JsonOf<Route<'/api/v1/datasets/{}/records:retrieve'>['post'], 200>;
+export interface RetrieveResult extends JsonOf<Route<'/api/v1/datasets/{}/records:retrieve'>['post'], 200> {}
 
 /** How a load treats the records the dataset already holds (docs/loading.md, Load modes). */
-export type LoadMode = 'create' | 'replace' | 'append' | 'upsert';
+export type LoadMode = Job['mode'];
 /** The formats an upload URL is declared for. */
-export type UploadFormat = 'csv' | 'json' | 'tsv';
+export type UploadFormat = BodyOf<Route<'/api/v1/datasets/{}/uploadUrl'>['post']>['contentType'];
 /** The states a job ends in. */
-export type FinalJobStatus = 'Completed' | 'Failed' | 'Expired';
+export type FinalJobStatus = Extract<JobStatusEntry['status'], 'Completed' | 'Failed' | 'Expired'>;

@@ -123,7 +123,7 @@ export function registerUploadCommand(program: Command): void {
             display.show({ phase: 'unavailable', reason, waitMs: outageSeconds * 1000, at: Date.now() });
           },
           onPoll: (job) => {
-            const status = job.currentStatus.datasetJobStatusName;
+            const status = job.currentStatus.status;
             const ended = isFinal(job);
             const p = job.progress;
             if (p !== null) {

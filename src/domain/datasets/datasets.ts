@@ -101,7 +101,8 @@ export async function listDatasets(db: Db, caller: DatasetReader): Promise<Datas
 export async function getDataset(db: Db, caller: DatasetReader, datasetId: string): Promise<Dataset> {
   const row = await visibleViews(db, caller).where('d.id', '=', datasetId).executeTakeFirst();
   const [view] = row !== undefined ? await viewDatasets(db, [row]) : [];
-  if (view === undefined) throw problem('notFound', `Dataset ${datasetId} not found.`);
+  if (view === undefined)
+    throw problem('notFound', `Dataset ${datasetId} not found.`, { code: 'dataset_not_found' });
   return view;
 }
 
@@ -112,7 +113,8 @@ export async function findVisibleDataset(
   datasetId: string,
 ): Promise<DatasetRow> {
   const row = await visible(db, caller).where('d.id', '=', datasetId).executeTakeFirst();
-  if (row === undefined) throw problem('notFound', `Dataset ${datasetId} not found.`);
+  if (row === undefined)
+    throw problem('notFound', `Dataset ${datasetId} not found.`, { code: 'dataset_not_found' });
   return row;
 }
 
@@ -127,7 +129,8 @@ export async function findVisibleDatasetWithSchema(
     .select(['s.properties as schema_properties', 's.primary_key as schema_primary_key'])
     .where('d.id', '=', datasetId)
     .executeTakeFirst();
-  if (found === undefined) throw problem('notFound', `Dataset ${datasetId} not found.`);
+  if (found === undefined)
+    throw problem('notFound', `Dataset ${datasetId} not found.`, { code: 'dataset_not_found' });
   const { schema_properties: properties, schema_primary_key: primaryKey, ...row } = found;
   return {
     row,

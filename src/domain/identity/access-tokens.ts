@@ -77,7 +77,9 @@ export async function mintAccessToken(db: Db, req: MintRequest): Promise<IssuedT
     );
   }
   if (!workspaceKeyMatches(row, req.workspaceKey)) {
-    throw problem('forbidden', "The Workspace Key does not match the installation's workspace.");
+    throw problem('forbidden', "The Workspace Key does not match the installation's workspace.", {
+      code: 'workspace_key_mismatch',
+    });
   }
   const permissions = narrowPermissions(req.permissions, req.within?.permissions ?? PERMISSIONS);
   const now = nowSeconds();
@@ -127,7 +129,9 @@ function narrowPermissions(requested: string[], allowed: readonly Permission[]):
   }
   const wider = requested.filter((p) => !(allowed as readonly string[]).includes(p));
   if (wider.length > 0) {
-    throw problem('forbidden', `The calling token lacks ${wider.join(', ')}; a new token cannot add it.`);
+    throw problem('forbidden', `The calling token lacks ${wider.join(', ')}; a new token cannot add it.`, {
+      code: 'permission_missing',
+    });
   }
   return [...new Set(requested as Permission[])];
 }
@@ -159,15 +163,22 @@ export async function authenticateAccessToken(
   } else {
     row = await accessTokenRow(db, hash);
   }
-  if (row === null) throw problem('unauthenticated', 'The access token is unknown or has been revoked.');
-  if (row.expires_at <= nowSeconds()) throw problem('unauthenticated', 'The access token has expired.');
+  if (row === null)
+    throw problem('unauthenticated', 'The access token is unknown or has been revoked.', {
+      code: 'access_token_invalid',
+    });
+  if (row.expires_at <= nowSeconds())
+    throw problem('unauthenticated', 'The access token has expired.', { code: 'access_token_expired' });
   if (row.key_version !== row.current_key_version) {
-    throw problem('unauthenticated', 'The workspace key was rotated; mint a new access token.');
+    throw problem('unauthenticated', 'The workspace key was rotated; mint a new access token.', {
+      code: 'access_token_invalid',
+    });
   }
   if (row.app_key_kid !== null && (row.minting_kid === null || row.minting_key_revoked_at !== null)) {
     throw problem(
       'unauthenticated',
       'The app key that minted this access token has been revoked; mint a new one with an active key.',
+      { code: 'access_token_invalid' },
     );
   }
   return {

@@ -17,7 +17,7 @@ export interface AppJwtOptions {
   audience: string | null;
 }
 
-const unauthenticated = (detail: string) => problem('unauthenticated', detail);
+const unauthenticated = (detail: string) => problem('unauthenticated', detail, { code: 'app_jwt_invalid' });
 
 // Parsed public keys, by key id; a key's PEM never changes once stored, so the cache needs no expiry.
 const keyCache = new Map<string, KeyObject>();

@@ -67,7 +67,9 @@ export async function connectWithWorkspaceKey(
     .executeTakeFirst();
   // Unknown workspace and wrong key answer alike, so IDs cannot be probed.
   if (workspace === undefined || !workspaceKeyMatches(workspace, workspaceKey)) {
-    throw problem('forbidden', 'The Workspace ID and Workspace Key do not match.');
+    throw problem('forbidden', 'The Workspace ID and Workspace Key do not match.', {
+      code: 'workspace_key_mismatch',
+    });
   }
   return connectInstallation(db, appId, workspaceId);
 }

@@ -8,6 +8,7 @@ import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import type { Db } from '../identity/users.js';
 import { findVisibleDataset, visibleTo, type DatasetReader } from '../datasets/datasets.js';
+import { decodePageToken, encodePageToken, invalidPageToken, parsePageSize } from '../records/query.js';
 import {
   JOB_STATUS_CODES,
   type ContentType,
@@ -166,7 +167,8 @@ async function moveJob<M extends JobMove>(
       status: rule.to,
       updated_at: stamp,
       ...leaseAfter(rule.to, by, now),
-      ...(by.kind === 'claimer' ? { attempts: eb('attempts', '+', 1) } : {}),
+      // A claim starts an attempt from scratch: no figures until its worker opened the file.
+      ...(by.kind === 'claimer' ? { attempts: eb('attempts', '+', 1), ...NO_PROGRESS } : {}),
       ...(t.contentType !== undefined ? { content_type: t.contentType } : {}),
       upload_claim: null,
       upload_claim_expires_at: null,
@@ -196,6 +198,14 @@ async function moveJob<M extends JobMove>(
   await enqueueJobEvent(trx, job, rule.to, stamp);
   return { event: EVENT_OF_MOVE[t.move], job, status: rule.to, log, error: t.error ?? null };
 }
+
+/** The progress columns of a job no worker has figures for yet. */
+const NO_PROGRESS = {
+  progress_bytes: null,
+  progress_total_bytes: null,
+  progress_rows: null,
+  progress_at: null,
+} as const;
 
 /** The states in which a job may still fetch its URL; the others clear it (source-url.ts). */
 const KEEPS_SOURCE_URL: Record<JobStatus, boolean> = {
@@ -265,7 +275,7 @@ export async function findVisibleJob(db: Db, caller: DatasetReader, jobId: strin
     .where('j.id', '=', jobId)
     .where(visibleTo(caller))
     .executeTakeFirst();
-  if (row === undefined) throw problem('notFound', `Job ${jobId} not found.`);
+  if (row === undefined) throw problem('notFound', `Job ${jobId} not found.`, { code: 'job_not_found' });
   return row;
 }
 
@@ -277,7 +287,7 @@ export async function getJob(
   signing: LinkSigning,
 ): Promise<Job> {
   const [job] = await viewJobs(db, [await findVisibleJob(db, caller, jobId)], signing);
-  if (job === undefined) throw problem('notFound', `Job ${jobId} not found.`);
+  if (job === undefined) throw problem('notFound', `Job ${jobId} not found.`, { code: 'job_not_found' });
   return job;
 }
 
@@ -307,26 +317,51 @@ export async function currentJobStatus(
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
-  if (row === undefined) throw problem('notFound', `Job ${jobId} has no status.`);
+  if (row === undefined) throw problem('notFound', `Job ${jobId} has no status.`, { code: 'job_not_found' });
   return withLiveProgress(viewStatusEntry(row), progressOf(job));
 }
 
-/** The jobs of a dataset the caller may see, newest first; the newest `limit` when given. */
+/** A page of a dataset's jobs as GET /datasets/:id/jobs answers it. */
+export interface JobsPage {
+  metadata: { count: number; nextPageToken: string | null };
+  data: Job[];
+}
+
+/** One page of the jobs of a dataset the caller may see, newest first (created_at, then id, both
+ * descending: the token holds the last job's pair, so jobs created meanwhile never shift a page). */
 export async function listDatasetJobs(
   db: Db,
   caller: DatasetReader,
   datasetId: string,
   signing: LinkSigning,
-  limit?: number,
-): Promise<Job[]> {
+  query: { pageSize?: unknown; pageToken?: unknown } = {},
+): Promise<JobsPage> {
+  const pageSize = parsePageSize(query.pageSize);
+  let after: [string, string] | null = null;
+  if (typeof query.pageToken === 'string' && query.pageToken !== '') {
+    const [createdAt, id] = decodePageToken(query.pageToken, 2).k;
+    if (typeof createdAt !== 'string' || typeof id !== 'string') throw invalidPageToken();
+    after = [createdAt, id];
+  }
   await findVisibleDataset(db, caller, datasetId);
   const rows = await db
     .selectFrom('dataset_jobs')
     .selectAll()
     .where('dataset_id', '=', datasetId)
+    .$if(after !== null, (qb) =>
+      qb.where((eb) => {
+        const [c, id] = after as [string, string];
+        return eb.or([eb('created_at', '<', c), eb.and([eb('created_at', '=', c), eb('id', '<', id)])]);
+      }),
+    )
     .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .$if(limit !== undefined, (q) => q.limit(limit ?? 0))
+    .orderBy('id', 'desc')
+    .limit(pageSize + 1)
     .execute();
-  return viewJobs(db, rows, signing);
+  const more = rows.length > pageSize;
+  const shown = more ? rows.slice(0, pageSize) : rows;
+  const last = shown.at(-1);
+  const nextPageToken =
+    more && last !== undefined ? encodePageToken({ g: 0, k: [last.created_at, last.id] }) : null;
+  return { metadata: { count: shown.length, nextPageToken }, data: await viewJobs(db, shown, signing) };
 }

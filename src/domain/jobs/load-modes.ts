@@ -2,7 +2,7 @@
 // the request (requests.ts), by the job when it starts (load/load-records.ts) and at its commit
 // (load/commit.ts). A mode added to LOAD_MODES does not compile until it has its entry here.
 import type { DatasetRow } from '../../storage/db/tables.js';
-import { problem } from '../../errors.js';
+import { problem, type CodeOf } from '../../errors.js';
 import { DatasetChangedMeanwhile, JobFailure } from './load/failure.js';
 import type { LoadMode } from './status.js';
 
@@ -105,8 +105,16 @@ type DatasetNow = Pick<DatasetState, 'record_count'> & { primaryKey: readonly st
 /** Refuses a request whose mode the dataset does not allow now (a 409 problem). */
 export function checkModeOnRequest(mode: LoadMode, ds: DatasetNow): void {
   const refusal = datasetRefusal(mode, ds);
-  if (refusal !== null) throw problem('conflict', refusal);
+  if (refusal !== null)
+    throw problem('conflict', refusal, { code: REFUSAL_CODES[LOAD_MODE_POLICY[mode].requires.kind] });
 }
+
+/** The problem code of a request refused for each requirement ('any' refuses none). */
+const REFUSAL_CODES = {
+  any: 'conflict',
+  empty: 'dataset_not_empty',
+  primaryKey: 'dataset_has_no_primary_key',
+} as const satisfies Record<DatasetRequirement['kind'], CodeOf<'conflict'>>;
 
 /** Fails a job, as it starts, whose mode the dataset does not allow. */
 export function checkModeOnStart(mode: LoadMode, ds: DatasetNow): void {

@@ -81,8 +81,11 @@ export async function receiveUpload(deps: UploadReceiverDeps, put: UploadPut): P
       ? problem(
           'gone',
           'The resumable upload session has expired; open a new one with uploadUrl?type=resumable.',
+          { code: 'upload_session_expired' },
         )
-      : problem('forbidden', 'The upload URL has expired; ask for a new one.');
+      : problem('forbidden', 'The upload URL has expired; ask for a new one.', {
+          code: 'signed_url_expired',
+        });
   }
   const range = parseContentRange(put.contentRange);
   return resumable ? receiveSlice(deps, job, put, range) : receiveWholeFile(deps, job, put, range);
@@ -109,13 +112,16 @@ async function receiveWholeFile(
       },
     );
   }
-  if (job.status !== 'Created') throw problem('conflict', 'This upload URL was already used.');
+  if (job.status !== 'Created')
+    throw problem('conflict', 'This upload URL was already used.', { code: 'upload_url_used' });
   const format = formatOfUpload(put.contentType, declaredFormat(job));
   checkLength(deps, put.contentLength, total);
   if (job.object_key === null) throw new Error(`upload job ${job.id} has no object key`);
   const objectKey = job.object_key;
   if (!(await claimUpload(deps.db, job.id, put.claim)))
-    throw problem('conflict', 'A file is already being uploaded to this URL.');
+    throw problem('conflict', 'A file is already being uploaded to this URL.', {
+      code: 'upload_in_progress',
+    });
   return withUploadClaim(deps.db, job.id, put.claim, async () => {
     const bytes = await store(deps, objectKey, put.body, total ?? deps.maxBytes, total === null);
     if (total !== null && bytes !== total) {
@@ -136,7 +142,7 @@ async function receiveWholeFile(
     );
     if (queued === undefined) {
       await deps.objects.delete(objectKey);
-      throw problem('conflict', 'This upload URL was already used.');
+      throw problem('conflict', 'This upload URL was already used.', { code: 'upload_url_used' });
     }
     return { status: 200, body: { datasetId: job.dataset_id, jobId: job.id, bytes } };
   });
@@ -155,7 +161,7 @@ async function receiveSlice(
     if (knownTotal !== null && received === knownTotal) {
       return { status: 200, body: { datasetId: job.dataset_id, jobId: job.id, bytes: received } };
     }
-    throw problem('conflict', 'This upload session has ended.');
+    throw problem('conflict', 'This upload session has ended.', { code: 'upload_session_ended' });
   }
   const total = range.kind === 'whole' ? null : range.total;
   if (total !== null && knownTotal !== null && total !== knownTotal) {
@@ -264,7 +270,9 @@ async function finish(
       return queued !== undefined;
     });
     if (!advanced)
-      throw problem('conflict', 'The session moved on while this slice was stored; ask where it stands.');
+      throw problem('conflict', 'The session moved on while this slice was stored; ask where it stands.', {
+        code: 'upload_session_moved',
+      });
     if (complete) return { status: 200, body: { datasetId: job.dataset_id, jobId: job.id, bytes: end } };
     return { status: 308, range: persistedRange(end) };
   });
@@ -307,7 +315,7 @@ function bodyDoesNotMatchRange(got: number, promised: number) {
 }
 
 function tooLarge(max: number) {
-  return problem('tooLarge', fileTooLargeMessage(max));
+  return problem('tooLarge', fileTooLargeMessage(max), { code: 'file_too_large' });
 }
 
 /** The body without its first `n` bytes. */

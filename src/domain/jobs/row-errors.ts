@@ -118,6 +118,7 @@ export async function rowErrorsPage(
       throw problem(
         'conflict',
         'The job ran again since this page token was issued; start again without it.',
+        { code: 'page_token_stale' },
       );
     }
     after = [line as number, seq as number];

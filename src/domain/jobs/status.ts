@@ -27,6 +27,21 @@ export const JOB_STATUS_CODES = {
   Expired: 6,
 } as const satisfies Record<JobStatus, number>;
 
+/** DXAPI's name for each status, sent as `datasetJobStatusName` (docs/api.md, compatibility):
+ * DXAPI's clients stop polling at `Completed` or `UnknownError`, so every other end is
+ * `UnknownError` there; the entry's `status` keeps the service's own name. */
+export const DXAPI_STATUS_NAMES = {
+  Created: 'Created',
+  Queued: 'Queued',
+  Running: 'Running',
+  Completed: 'Completed',
+  Failed: 'UnknownError',
+  Expired: 'UnknownError',
+} as const satisfies Record<JobStatus, string>;
+
+/** A status as DXAPI's clients read it. */
+export type DxapiStatusName = (typeof DXAPI_STATUS_NAMES)[JobStatus];
+
 /** A stored upload type; null (a recordsLoad job) reads as single-request. */
 export function asUploadType(value: UploadType | null): UploadType {
   return value ?? 'singlerequest';

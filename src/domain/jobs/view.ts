@@ -7,7 +7,9 @@ import { loadOptionsOf } from './load-options.js';
 import { rejectedRowsUrl, type LinkSigning } from './rejected-rows-link.js';
 import {
   asUploadType,
+  DXAPI_STATUS_NAMES,
   type ContentType,
+  type DxapiStatusName,
   type ErrorData,
   type JobStatus,
   type JobType,
@@ -21,7 +23,10 @@ import { progressOf, type JobProgress } from './load/progress.js';
 export interface JobStatusEntry {
   datasetJobLogId: number;
   datasetJobStatusCode: number;
-  datasetJobStatusName: JobStatus;
+  /** DXAPI's name: `UnknownError` for an unsuccessful end (DXAPI_STATUS_NAMES). */
+  datasetJobStatusName: DxapiStatusName;
+  /** The service's own status name. */
+  status: JobStatus;
   logData: LogData | null;
   errorData: ErrorData | null;
   dateCreated: string;
@@ -36,9 +41,11 @@ export interface Job {
   createdBy: UserSummary;
   jobType: JobType;
   currentStatus: JobStatusEntry;
+  /** DXAPI's job tree, as DXAPI shows a job of its own: no parent, no children, and so every
+   * child succeeded. */
   datasetParentJobId: null;
   children: [];
-  allChildrenSucceeded: null;
+  allChildrenSucceeded: true;
   mode: LoadMode;
   /** The format the file was (or will be) read as. */
   contentType: ContentType | null;
@@ -59,7 +66,8 @@ export function viewStatusEntry(row: DatasetJobLogRow): JobStatusEntry {
   return {
     datasetJobLogId: Number(row.id),
     datasetJobStatusCode: Number(row.status_code),
-    datasetJobStatusName: row.status_name,
+    datasetJobStatusName: DXAPI_STATUS_NAMES[row.status_name],
+    status: row.status_name,
     logData: row.log_data === null ? null : (JSON.parse(row.log_data) as LogData),
     errorData: row.error_data === null ? null : (JSON.parse(row.error_data) as ErrorData),
     dateCreated: row.created_at,
@@ -69,7 +77,7 @@ export function viewStatusEntry(row: DatasetJobLogRow): JobStatusEntry {
 /** A Running entry with the live figures of the job merged into its logData (read time only: the
  * stored entry stays as it was written; progress is not a change of state). */
 export function withLiveProgress(entry: JobStatusEntry, progress: JobProgress | null): JobStatusEntry {
-  if (entry.datasetJobStatusName !== 'Running' || progress === null) return entry;
+  if (entry.status !== 'Running' || progress === null) return entry;
   return {
     ...entry,
     logData: {
@@ -124,7 +132,7 @@ export async function viewJobs(db: Db, rows: DatasetJobRow[], signing: LinkSigni
       currentStatus: withLiveProgress(currentStatus, progress),
       datasetParentJobId: null,
       children: [],
-      allChildrenSucceeded: null,
+      allChildrenSucceeded: true,
       mode: row.mode,
       contentType: row.content_type,
       uploadType: row.job_type === 'uploadUrl' ? asUploadType(row.upload_type) : null,

@@ -38,7 +38,10 @@ export function decodePageToken(value: string, keyCount: number): PageToken {
 
 /** The 400 problem of a page token that is not one of ours. */
 export function invalidPageToken(): Error {
-  return problem('invalid', 'The pageToken is not valid.', { errors: { pageToken: ['is not valid'] } });
+  return problem('invalid', 'The pageToken is not valid.', {
+    code: 'page_token_invalid',
+    errors: { pageToken: ['is not valid'] },
+  });
 }
 
 /** Turns query parameters other than paging into typed filters; unknown properties are a 400. */

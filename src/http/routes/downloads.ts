@@ -50,9 +50,13 @@ export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
       const path = `/downloads/${datasetId}/${file}`;
       const check = checkSignedUrl(deps.signingSecret, 'GET', path, request.query, nowSeconds());
       if (check === 'invalid')
-        throw problem('forbidden', 'The download link is not valid (bad or missing signature).');
+        throw problem('forbidden', 'The download link is not valid (bad or missing signature).', {
+          code: 'signed_url_invalid',
+        });
       if (check === 'expired')
-        throw problem('forbidden', 'The download link has expired; ask for a new one.');
+        throw problem('forbidden', 'The download link has expired; ask for a new one.', {
+          code: 'signed_url_expired',
+        });
       // Dataset ids are UUIDs: anything else (a signed `..`, say) names no export.
       if (!DATASET_ID.test(datasetId)) throw problem('notFound', 'No export has this name.');
       const [linkId = '', ext = ''] = file.split('.');

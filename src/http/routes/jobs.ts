@@ -12,6 +12,7 @@ import {
   Job,
   JobList,
   JobParams,
+  JobsQuery,
   JobStatusEntry,
   JobStatusList,
 } from '../schemas/jobs.js';
@@ -94,17 +95,16 @@ export function jobRoutes(app: TypedApp, deps: ApiDeps): void {
     '/datasets/:id/jobs',
     {
       schema: {
-        summary: 'The load jobs of a dataset, newest first',
+        summary: 'The load jobs of a dataset, newest first, a page at a time',
         operationId: 'listDatasetJobs',
         tags: ['jobs'],
         security,
         params: DatasetParams,
+        querystring: JobsQuery,
         response: { 200: ref(JobList), ...problems(400, 401, 403, 404) },
       },
     },
-    async (request) => {
-      const data = await listDatasetJobs(deps.db, installationOf(request), request.params.id, signing());
-      return { metadata: { count: data.length }, data };
-    },
+    async (request) =>
+      listDatasetJobs(deps.db, installationOf(request), request.params.id, signing(), request.query),
   );
 }

@@ -45,9 +45,13 @@ export function rejectedRowsRoutes(app: TypedApp, deps: ApiDeps): void {
         nowSeconds(),
       );
       if (check === 'invalid')
-        throw problem('forbidden', 'The link is not valid (bad or missing signature).');
+        throw problem('forbidden', 'The link is not valid (bad or missing signature).', {
+          code: 'signed_url_invalid',
+        });
       if (check === 'expired')
-        throw problem('forbidden', 'The link has expired; read the job again for a new one.');
+        throw problem('forbidden', 'The link has expired; read the job again for a new one.', {
+          code: 'signed_url_expired',
+        });
       const csv = await rejectedRowsCsv(deps.db, jobId);
       if (csv === undefined) throw problem('notFound', 'The job is gone (its dataset was deleted).');
       return reply

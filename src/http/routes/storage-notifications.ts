@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { awaitingUploadOfKey, checkUploadArrival, type ArrivalOutcome } from '../../domain/jobs/arrivals.js';
 import { problem } from '../../errors.js';
 import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
+import type { Config } from '../../config.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { JSON_BODY_PROBLEMS, problems } from '../schemas/common.js';
 import { ref } from '../schemas/components.js';
@@ -14,13 +15,27 @@ import { objectKeysOfNotification } from './notification-shapes.js';
 /** Where stores send their notifications. */
 export const NOTIFICATIONS_PATH = '/api/v1/storage/notifications';
 
-/** Registers the webhook when STORAGE=s3 and S3_NOTIFICATION_TOKEN is set; otherwise nothing. */
+/** The webhook's settings when it is on (STORAGE=s3 with S3_NOTIFICATION_TOKEN), else null. */
+function notificationSettings(config: Pick<Config, 'storage'>): { bucket: string; token: string } | null {
+  const storage = config.storage;
+  if (storage.kind !== 's3' || storage.s3.notificationToken === null) return null;
+  return { bucket: storage.s3.bucket, token: storage.s3.notificationToken };
+}
+
+/** Whether the webhook is on. Off, it leaves nothing in the OpenAPI document either: no path, no
+ * component of its answer, no security scheme, no tag. */
+export function storageNotificationsOn(config: Pick<Config, 'storage'>): boolean {
+  return notificationSettings(config) !== null;
+}
+
+/** Registers the webhook and its answer's component when it is on; otherwise nothing. */
 export function storageNotificationRoutes(root: TypedApp, deps: ApiDeps): void {
-  const storage = deps.config.storage;
-  if (storage.kind !== 's3' || storage.s3.notificationToken === null) return;
-  const { bucket } = storage.s3;
+  const settings = notificationSettings(deps.config);
+  if (settings === null) return;
+  root.addSchema(NotificationReceived);
+  const { bucket } = settings;
   // Compared as hashes: the time taken depends on neither the token's content nor its length.
-  const tokenHash = hashSecret(storage.s3.notificationToken);
+  const tokenHash = hashSecret(settings.token);
 
   void root.register(async (scope) => {
     const app = scope as unknown as TypedApp;

@@ -79,7 +79,9 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
           nowSeconds(),
         );
         if (check === 'invalid')
-          throw problem('forbidden', 'The upload URL is not valid (bad or missing signature).');
+          throw problem('forbidden', 'The upload URL is not valid (bad or missing signature).', {
+            code: 'signed_url_invalid',
+          });
         const length = request.headers['content-length'];
         const answer = await receiveUpload(
           { db: deps.db, objects: deps.objects, maxBytes: deps.config.uploadMaxBytes },

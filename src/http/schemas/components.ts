@@ -7,7 +7,13 @@
 // answers are unchanged; @fastify/swagger renders it as `#/components/schemas/Name`.
 // A component must never be embedded inline as well: ajv refuses two schemas with one `$id`.
 import { Type, type Static, type TSchema } from 'typebox';
-import { ERROR_KINDS } from '../../errors.js';
+import {
+  ERROR_CODES,
+  ERROR_KINDS,
+  PROBLEM_SOURCES,
+  type ErrorCode,
+  type ProblemSource,
+} from '../../errors.js';
 
 /** A schema with the component name it is registered under. */
 export type Component<T extends TSchema = TSchema> = T & { $id: string };
@@ -30,11 +36,21 @@ export const Problem = component(
       type: Type.String({ description: 'A URI naming the kind of problem (the RFC section of the status)' }),
       title: Type.String({ description: 'The status text' }),
       status: Type.Integer({ description: 'The HTTP status' }),
+      code: Type.Unsafe<ErrorCode>({
+        type: 'string',
+        enum: Object.keys(ERROR_CODES),
+        description:
+          'What went wrong, stable and machine-readable (docs/api.md, "Error codes"); new codes may be added',
+      }),
       detail: Type.String({ description: 'What went wrong and what to do, in words' }),
       errors: Type.Record(Type.String(), Type.Array(Type.String()), {
         description: 'Field path (or header name) → messages; empty unless the request was invalid',
       }),
-      source: Type.String({ description: 'The part of the system that answered: api or proxy' }),
+      source: Type.Unsafe<ProblemSource>({
+        type: 'string',
+        enum: [...PROBLEM_SOURCES],
+        description: 'The part of the system that answered: api, or proxy for its own errors',
+      }),
       traceId: Type.String({ description: 'The request id (the x-request-id header of the answer)' }),
     },
     { description: 'application/problem+json (RFC 9457): every error answer of the service' },
@@ -83,6 +99,21 @@ export function queryText<T extends string = string>(
     ...(values !== undefined ? { enum: [...values] } : {}),
     description: documentedAs.description,
     [DOCUMENTED_AS]: documentedAs,
+  });
+}
+
+/**
+ * A request value of a closed set that the domain checks itself, so that its message can list the
+ * choices: validated as text, documented as the enum it is (openapi.ts puts `documentedAs` in the
+ * document), so generated clients refuse other values at compile time.
+ */
+export function checkedEnum(values: readonly string[], text: { minLength?: number; maxLength: number }) {
+  const description = `One of ${values.join(', ')}`;
+  return Type.Unsafe<string>({
+    type: 'string',
+    ...text,
+    description,
+    [DOCUMENTED_AS]: { type: 'string', enum: [...values], description },
   });
 }
 

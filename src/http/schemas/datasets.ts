@@ -1,7 +1,7 @@
 // Schemas of datasets, their definitions and tags.
 import { Type } from 'typebox';
 import { PROPERTY_TYPES, type PropertyType as PropertyTypeName } from '../../domain/datasets/schema.js';
-import { component, ref } from './components.js';
+import { checkedEnum, component, ref } from './components.js';
 import { AppIdFields, AppIdRefFields, Envelope, Timestamp, UserSummary, WorkspaceSummary } from './common.js';
 
 const PropertyType = Type.Unsafe<PropertyTypeName>({ type: 'string', enum: [...PROPERTY_TYPES] });
@@ -71,13 +71,7 @@ export const NewDatasetProperty = component(
   'NewDatasetProperty',
   Type.Object({
     name: Type.String({ minLength: 1, maxLength: 63 }),
-    // Checked by the domain so the message can list the allowed types.
-    type: Type.String({
-      minLength: 1,
-      maxLength: 32,
-      description: `One of ${PROPERTY_TYPES.join(', ')}`,
-      examples: [...PROPERTY_TYPES],
-    }),
+    type: checkedEnum(PROPERTY_TYPES, { minLength: 1, maxLength: 32 }),
     required: Type.Optional(Type.Boolean()),
   }),
 );

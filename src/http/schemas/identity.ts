@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { PERMISSIONS, type Permission } from '../../domain/identity/access-tokens.js';
 import { WORKSPACE_TYPES, type WorkspaceType } from '../../domain/identity/workspaces.js';
 import { problem } from '../../errors.js';
-import { component, ref } from './components.js';
+import { checkedEnum, component, ref } from './components.js';
 import { AppIdFields, Envelope, Timestamp, UserSummary } from './common.js';
 
 export const Installation = component(
@@ -48,7 +48,7 @@ export const ClientTokenBody = component(
     ),
     workspaceKey: Type.String({ minLength: 1, maxLength: 200 }),
     permissions: Type.Optional(
-      Type.Union([Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16 }), Type.Null()], {
+      Type.Union([Type.Array(checkedEnum(PERMISSIONS, { maxLength: 64 }), { maxItems: 16 }), Type.Null()], {
         description: 'absent, null or empty: every permission (of the calling token, when it is one)',
       }),
     ),

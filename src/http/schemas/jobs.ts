@@ -2,9 +2,17 @@
 import { Type } from 'typebox';
 import {
   CONTENT_TYPES,
+  DXAPI_STATUS_NAMES,
   JOB_STATUS_CODES,
+  JOB_STATUSES,
+  JOB_TYPES,
   LOAD_MODES,
   UPLOAD_TYPES,
+  type ContentType,
+  type DxapiStatusName,
+  type JobStatus,
+  type JobType,
+  type LoadMode,
   type UploadType,
 } from '../../domain/jobs/status.js';
 import { MAX_BAD_RECORDS_LIMIT } from '../../domain/jobs/load-options.js';
@@ -185,7 +193,17 @@ export const JobStatusEntry = component(
           .map(([name, code]) => `${code} ${name}`)
           .join(', '),
       }),
-      datasetJobStatusName: Type.String(),
+      datasetJobStatusName: Type.Unsafe<DxapiStatusName>({
+        type: 'string',
+        enum: [...new Set(Object.values(DXAPI_STATUS_NAMES))],
+        description:
+          "DXAPI's name of the status: UnknownError for Failed and Expired, where DXAPI's clients stop; `status` is the service's own",
+      }),
+      status: Type.Unsafe<JobStatus>({
+        type: 'string',
+        enum: [...JOB_STATUSES],
+        description: 'The status as the service names it',
+      }),
       logData: Type.Union([ref(LogData), Type.Null()]),
       errorData: Type.Union([ref(ErrorData), Type.Null()]),
       dateCreated: Timestamp,
@@ -222,15 +240,23 @@ export const Job = component(
       workspace: ref(WorkspaceSummary),
       dateCreated: Timestamp,
       createdBy: ref(UserSummary),
-      jobType: Type.String(),
+      jobType: Type.Unsafe<JobType>({ type: 'string', enum: [...JOB_TYPES] }),
       currentStatus: ref(JobStatusEntry),
-      datasetParentJobId: Type.Null(),
-      children: Type.Array(Type.Never()),
-      allChildrenSucceeded: Type.Null(),
-      mode: Type.String(),
-      contentType: Type.Union([Type.String(), Type.Null()], {
-        description: 'The format the file is read as (for uploads, the one the PUT named)',
+      datasetParentJobId: Type.Null({ description: "DXAPI's job tree: a job here has no parent" }),
+      children: Type.Array(Type.Never(), {
+        maxItems: 0,
+        description: "DXAPI's job tree: a job here has no children",
       }),
+      allChildrenSucceeded: Type.Literal(true, {
+        description: "DXAPI's job tree: true, as DXAPI shows it for a job without children",
+      }),
+      mode: Type.Unsafe<LoadMode>({ type: 'string', enum: [...LOAD_MODES] }),
+      contentType: Type.Union(
+        [Type.Unsafe<ContentType>({ type: 'string', enum: [...CONTENT_TYPES] }), Type.Null()],
+        {
+          description: 'The format the file is read as (for uploads, the one the PUT named)',
+        },
+      ),
       uploadType: Type.Union(
         [Type.Unsafe<UploadType>({ type: 'string', enum: [...UPLOAD_TYPES] }), Type.Null()],
         {
@@ -251,7 +277,21 @@ export const Job = component(
   ),
 );
 
-export const JobList = Envelope('JobList', Job);
+export const JobsQuery = Type.Object(PageQueryFields);
+
+export const JobList = component(
+  'JobList',
+  Type.Object(
+    {
+      metadata: Type.Object({
+        count: Type.Integer({ description: 'The number of items in data' }),
+        nextPageToken: Type.Union([Type.String(), Type.Null()], { description: 'null: the last page' }),
+      }),
+      data: Type.Array(ref(Job)),
+    },
+    { description: 'A page of the load jobs of a dataset, newest first' },
+  ),
+);
 
 export const JobParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 64 }) });
 

@@ -88,8 +88,7 @@ export async function loadCsv(
   if (put.status !== 200) throw new Error(`PUT: ${put.status} ${await put.text()}`);
   for (const until = Date.now() + 30_000; ;) {
     const job = await callApi(c, token, 'GET', `/datasets/jobs/${jobId}`);
-    const status = (job.json as { currentStatus: { datasetJobStatusName: string } }).currentStatus
-      .datasetJobStatusName;
+    const status = (job.json as { currentStatus: { status: string } }).currentStatus.status;
     if (['Completed', 'Failed', 'Expired'].includes(status)) return { jobId, status };
     if (Date.now() > until) throw new Error(`job ${jobId} still ${status}`);
     await new Promise((r) => setTimeout(r, 50));

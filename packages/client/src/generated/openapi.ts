@@ -449,7 +449,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The load jobs of a dataset, newest first */
+        /** The load jobs of a dataset, newest first, a page at a time */
         get: operations["listDatasetJobs"];
         put?: never;
         post?: never;
@@ -508,14 +508,22 @@ export interface components {
             title: string;
             /** @description The HTTP status */
             status: number;
+            /**
+             * @description What went wrong, stable and machine-readable (docs/api.md, "Error codes"); new codes may be added
+             * @enum {string}
+             */
+            code: "invalid_request" | "invalid_json" | "page_token_invalid" | "unauthenticated" | "authorization_missing" | "app_jwt_invalid" | "access_token_invalid" | "access_token_expired" | "forbidden" | "permission_missing" | "workspace_key_mismatch" | "signed_url_invalid" | "signed_url_expired" | "not_found" | "dataset_not_found" | "job_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "dataset_not_empty" | "dataset_has_no_primary_key" | "upload_url_used" | "upload_in_progress" | "upload_session_ended" | "upload_session_moved" | "page_token_stale" | "idempotency_key_in_progress" | "idempotency_key_unreadable" | "gone" | "upload_session_expired" | "too_large" | "file_too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "bad_gateway" | "unavailable" | "gateway_timeout";
             /** @description What went wrong and what to do, in words */
             detail: string;
             /** @description Field path (or header name) → messages; empty unless the request was invalid */
             errors: {
                 [key: string]: string[];
             };
-            /** @description The part of the system that answered: api or proxy */
-            source: string;
+            /**
+             * @description The part of the system that answered: api, or proxy for its own errors
+             * @enum {string}
+             */
+            source: "api" | "proxy";
             /** @description The request id (the x-request-id header of the answer) */
             traceId: string;
         };
@@ -559,7 +567,7 @@ export interface components {
             installationId: number | string;
             workspaceKey: string;
             /** @description absent, null or empty: every permission (of the calling token, when it is one) */
-            permissions?: string[] | null;
+            permissions?: ("datasets:read" | "datasets:write")[] | null;
         };
         /** @description An installation access token */
         ClientToken: {
@@ -649,14 +657,9 @@ export interface components {
             name: string;
             /**
              * @description One of string, integer, boolean, number, date, datetime
-             * @example string
-             * @example integer
-             * @example boolean
-             * @example number
-             * @example date
-             * @example datetime
+             * @enum {string}
              */
-            type: string;
+            type: "string" | "integer" | "boolean" | "number" | "date" | "datetime";
             required?: boolean;
         };
         DatasetUpdate: {
@@ -717,14 +720,22 @@ export interface components {
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
             dateCreated: string;
             createdBy: components["schemas"]["UserSummary"];
-            jobType: string;
+            /** @enum {string} */
+            jobType: "uploadUrl" | "recordsLoad";
             currentStatus: components["schemas"]["JobStatus"];
+            /** @description DXAPI's job tree: a job here has no parent */
             datasetParentJobId: null;
+            /** @description DXAPI's job tree: a job here has no children */
             children: unknown[];
-            allChildrenSucceeded: null;
-            mode: string;
+            /**
+             * @description DXAPI's job tree: true, as DXAPI shows it for a job without children
+             * @enum {boolean}
+             */
+            allChildrenSucceeded: true;
+            /** @enum {string} */
+            mode: "create" | "replace" | "append" | "upsert";
             /** @description The format the file is read as (for uploads, the one the PUT named) */
-            contentType: string | null;
+            contentType: ("csv" | "json" | "tsv") | null;
             /** @description uploadUrl jobs: singlerequest or resumable; null for recordsLoad */
             uploadType: ("singlerequest" | "resumable") | null;
             /** @description null until a worker starts the job (and while it waits again after a release) */
@@ -736,11 +747,13 @@ export interface components {
             /** @description Once the job ended with defects: a signed link (1 hour, new on every read) to a CSV of them (line,property,message,originalText) */
             rejectedRowsUrl: string | null;
         };
-        /** @description A list of Job */
+        /** @description A page of the load jobs of a dataset, newest first */
         JobList: {
             metadata: {
                 /** @description The number of items in data */
                 count: number;
+                /** @description null: the last page */
+                nextPageToken: string | null;
             };
             data: components["schemas"]["Job"][];
         };
@@ -749,7 +762,16 @@ export interface components {
             datasetJobLogId: number;
             /** @description 1 Created, 2 Queued, 3 Running, 4 Completed, 5 Failed, 6 Expired */
             datasetJobStatusCode: number;
-            datasetJobStatusName: string;
+            /**
+             * @description DXAPI's name of the status: UnknownError for Failed and Expired, where DXAPI's clients stop; `status` is the service's own
+             * @enum {string}
+             */
+            datasetJobStatusName: "Created" | "Queued" | "Running" | "Completed" | "UnknownError";
+            /**
+             * @description The status as the service names it
+             * @enum {string}
+             */
+            status: "Created" | "Queued" | "Running" | "Completed" | "Failed" | "Expired";
             logData: components["schemas"]["JobLogData"] | null;
             errorData: components["schemas"]["JobErrorData"] | null;
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
@@ -894,12 +916,6 @@ export interface components {
             /** @description ok (/healthz) or ready (/readyz) */
             status: string;
         };
-        StorageNotificationResult: {
-            /** @description object keys of this bucket named by the notification */
-            received: number;
-            /** @description jobs queued because of it */
-            queued: number;
-        };
     };
     responses: never;
     parameters: never;
@@ -951,7 +967,6 @@ export type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookDeliveryPage = components['schemas']['WebhookDeliveryPage'];
 export type HealthStatus = components['schemas']['HealthStatus'];
-export type StorageNotificationResult = components['schemas']['StorageNotificationResult'];
 export type $defs = Record<string, never>;
 export interface operations {
     getHealth: {
@@ -2832,7 +2847,12 @@ export interface operations {
     };
     listDatasetJobs: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Items per page */
+                pageSize?: number;
+                /** @description nextPageToken of the previous page */
+                pageToken?: string;
+            };
             header?: never;
             path: {
                 /** @description The datasetId */
@@ -2842,7 +2862,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A list of Job */
+            /** @description A page of the load jobs of a dataset, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -18,10 +18,10 @@ export const uploadJob: JobTypeModule = {
     }
     if (job.object_key === null) throw new JobFailure('The job has no uploaded file.');
     try {
-      const body = await objects.get(job.object_key);
-      // One more request to the store for the size; a store that cannot tell leaves it unknown.
-      const info = await objects.head(job.object_key).catch(() => null);
-      return { body, format, size: info?.size ?? null };
+      // The size first: a stored file's progress always has its total (docs/loading.md).
+      const info = await objects.head(job.object_key);
+      if (info === null) throw new ObjectNotFound(job.object_key);
+      return { body: await objects.get(job.object_key), format, size: info.size };
     } catch (err) {
       if (err instanceof ObjectNotFound) throw new JobFailure('The uploaded file is gone.');
       throw err;

@@ -13,18 +13,30 @@ export interface ProgressFigures {
   rowsRead: number;
 }
 
-/** The counters of one running load. `parsed` is told once the whole file has been read, so the
- * worker can store the final figures before the job ends (the status and the figures agree). */
+/** The counters of one running load. They are told to `store` once the file is open (its size
+ * known) and once the whole file has been read, so the stored figures never show an unknown total
+ * for a file whose size can be known, and the final figures are stored before the job ends (the
+ * status and the figures agree). */
 export class LoadProgress {
   bytesRead = 0;
   bytesTotal: number | null = null;
   /** Handed to the parser, which counts records into it as it reads them. */
   readonly stats: ParseStats = { rowsRead: 0 };
+  private opened = false;
 
-  constructor(private readonly onParsed: () => Promise<void> = () => Promise.resolve()) {}
+  constructor(private readonly store: () => Promise<void> = () => Promise.resolve()) {}
 
-  figures(): ProgressFigures {
+  /** The figures to store; undefined until the file is open (the job shows none yet). */
+  figures(): ProgressFigures | undefined {
+    if (!this.opened) return undefined;
     return { bytesRead: this.bytesRead, bytesTotal: this.bytesTotal, rowsRead: this.stats.rowsRead };
+  }
+
+  /** The file is open: `size` is its size (null: a URL that named none). */
+  open(size: number | null): Promise<void> {
+    this.bytesTotal = size;
+    this.opened = true;
+    return this.store();
   }
 
   /** A pass-through that counts the bytes flowing through it into `bytesRead`. */
@@ -34,7 +46,7 @@ export class LoadProgress {
 
   /** The whole file has been read: the figures are final. */
   parsed(): Promise<void> {
-    return this.onParsed();
+    return this.store();
   }
 }
 

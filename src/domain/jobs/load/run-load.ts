@@ -43,7 +43,7 @@ export async function loadJob(
       signal,
     });
     body = source.body;
-    progress.bytesTotal = source.size;
+    await progress.open(source.size);
     // pipeline hands the body's error on to the counter, which the parser reads. Either can fail
     // before the parser reads it (the job stopped while its table was being made): that must end
     // this job, not the process, so neither error goes unheard.

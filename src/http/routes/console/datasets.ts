@@ -97,7 +97,9 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
     const dataset = await getDataset(deps.db, reader, datasetId);
     const [connected, jobs, records] = await Promise.all([
       connectedApps(deps.db, access.workspaceId),
-      listDatasetJobs(deps.db, reader, datasetId, signing(), RECENT_JOBS),
+      listDatasetJobs(deps.db, reader, datasetId, signing(), { pageSize: String(RECENT_JOBS) }).then(
+        (page) => page.data,
+      ),
       recordsPage(deps.db, deps.records, reader, datasetId, { pageSize: String(FIRST_RECORDS) }),
     ]);
     const page = datasetPage(pageContext(deps, request), {

@@ -264,12 +264,12 @@ function jobsTable(workspaceId: number, jobs: Job[]): SafeHtml {
       const log = status.logData;
       return [
         html`<a href="${jobHref(workspaceId, j.datasetJobId)}">${j.mode} (${j.contentType ?? 'file'})</a>`,
-        STATUS_WORDS[status.datasetJobStatusName],
+        STATUS_WORDS[status.status],
         count(log?.rowsRead ?? j.progress?.rowsRead),
         count(log?.rowsLoaded),
         count(log?.rowsRejected),
         when(j.dateCreated),
-        ENDED[status.datasetJobStatusName] ? when(status.dateCreated) : '',
+        ENDED[status.status] ? when(status.dateCreated) : '',
       ];
     }),
   );
@@ -361,7 +361,7 @@ export function jobPage(
       <p><a href="${datasetHref(opts.workspaceId, job.datasetId)}">Back to ${opts.datasetName}</a></p>
       <dl>
         <dt>Status</dt>
-        <dd id="job-status">${STATUS_WORDS[status.datasetJobStatusName]}</dd>
+        <dd id="job-status">${STATUS_WORDS[status.status]}</dd>
         <dt>What happened</dt>
         <dd>${log?.message ?? ''}</dd>
         <dt>Load ID</dt>
@@ -377,9 +377,7 @@ export function jobPage(
       <ol id="timeline">
         ${opts.timeline.map(
           (e) =>
-            html`<li>
-              <strong>${STATUS_WORDS[e.datasetJobStatusName]}</strong>, ${when(e.dateCreated)}${message(e)}
-            </li>`,
+            html`<li><strong>${STATUS_WORDS[e.status]}</strong>, ${when(e.dateCreated)}${message(e)}</li>`,
         )}
       </ol>
       <h2>Counts</h2>
