@@ -10,6 +10,7 @@ import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { openDatabase, type Database, type OpenOptions } from '../storage/db/database.js';
 import { migrateToLatest } from '../storage/db/migrate.js';
 import { startWorker, type Worker } from '../worker/worker.js';
+import { ABANDONED_PUT_MS } from '../worker/sweep.js';
 import { createServices } from './services.js';
 import type { Services } from '../domain/services.js';
 import { runProxyRole, type ProxyRole } from '../proxy/cluster.js';
@@ -101,6 +102,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     await migrateToLatest(database);
     const services = createServices(config, database, logger);
+    // The roles that write objects sweep what a killed process of theirs left at once, before they
+    // serve: waiting for a worker's next sweep would leave it to an API-only process's neighbours.
+    if (config.roles.includes('api') || config.roles.includes('worker')) {
+      await removeAbandonedPuts(services, logger);
+    }
     // The proxy starts first so /metrics can include its workers' figures.
     if (config.roles.includes('proxy')) {
       const address = `${config.host}:${config.proxyPort} (PROXY_PORT)`;
@@ -209,5 +215,16 @@ async function closeApi(api: FastifyInstance, graceMs: number): Promise<void> {
     await api.close();
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Removes the partial objects of puts whose process is gone (or that stalled); a store that cannot
+ * be reached now is only logged: the workers' sweep tries again. */
+async function removeAbandonedPuts(services: Services, logger: Logger): Promise<void> {
+  try {
+    const removed = await services.objects.removeAbandonedPuts(Date.now() - ABANDONED_PUT_MS);
+    if (removed > 0) logger.info({ removed }, 'partial uploads left by a stopped process removed');
+  } catch (err) {
+    logger.warn({ err }, 'partial uploads left by a stopped process could not be swept; the worker retries');
   }
 }
