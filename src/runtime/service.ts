@@ -11,6 +11,7 @@ import { openDatabase, type Database, type OpenOptions } from '../storage/db/dat
 import { migrateToLatest } from '../storage/db/migrate.js';
 import { startWorker, type Worker } from '../worker/worker.js';
 import { ABANDONED_PUT_MS } from '../worker/sweep.js';
+import { listeningUrl } from '../lib/listening-url.js';
 import { createServices } from './services.js';
 import type { Services } from '../domain/services.js';
 import { runProxyRole, type ProxyRole } from '../proxy/cluster.js';
@@ -122,16 +123,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
 
     let apiUrl: string | null = null;
     if (config.roles.includes('api')) {
-      api = await buildApp(config, services, {
+      api = await buildApp(config, services.forRole('api'), {
         logger: roleLogger(logger, 'api'),
         ...extraMetrics,
         ...probes,
         metricsOnAdminPort: !placement.onApi,
       });
-      const address = await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
+      await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
         throw new RoleStartError('API', `${config.host}:${config.apiPort} (API_PORT)`, err);
       });
-      apiUrl = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
+      apiUrl = listeningUrl(api.server);
     }
 
     let adminUrl = apiUrl as string;
@@ -146,15 +147,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
       }).catch((err: unknown) => {
         throw new RoleStartError('admin server', `${host}:${placement.port} (ADMIN_PORT)`, err);
       });
-      adminUrl = admin.url.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
+      adminUrl = admin.url;
     }
 
     let worker: Worker | null = null;
     let uploads: UploadWatcher | null = null;
     if (config.roles.includes('worker')) {
       const log = roleLogger(logger, 'worker');
-      worker = startWorker({ config, ...services, log });
-      uploads = startUploadArrivals(config, services, log);
+      const workerServices = services.forRole('worker');
+      worker = startWorker({ config, ...workerServices, log });
+      uploads = startUploadArrivals(config, workerServices, log);
       log.info({ concurrency: config.workerConcurrency }, 'worker started');
     }
 

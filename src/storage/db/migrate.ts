@@ -19,6 +19,7 @@ import { migration as m011 } from './migrations/011_webhooks.js';
 import { migration as m012 } from './migrations/012_job_source_url.js';
 import { migration as m013 } from './migrations/013_console_people.js';
 import { migration as m014 } from './migrations/014_identity_epoch.js';
+import { migration as m015 } from './migrations/015_job_request_id.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -36,6 +37,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '012_job_source_url': m012,
   '013_console_people': m013,
   '014_identity_epoch': m014,
+  '015_job_request_id': m015,
 };
 
 /** The ledger of applied migrations, one row per name. */
