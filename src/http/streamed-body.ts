@@ -25,9 +25,9 @@ export function streamedBody(raw: IncomingMessage): PassThrough {
 }
 
 /**
- * Before a successful answer: reads and discards what is left of the body when its declared length
- * is at most `drainLimit` bytes (the connection stays usable), or else marks the answer
- * `Connection: close` (a chunked or larger body is not worth reading to throw away).
+ * Before a successful answer: reads and discards what is left of the body when it has all arrived
+ * or its declared length is at most `drainLimit` bytes (the connection stays usable), or else
+ * marks the answer `Connection: close` (a chunked or larger body is not worth reading to throw away).
  */
 export async function settleBody(
   raw: IncomingMessage,
@@ -36,12 +36,10 @@ export async function settleBody(
   drainLimit: number,
 ): Promise<void> {
   if (raw.readableEnded) return;
-  const length = Number(raw.headers['content-length']);
-  if (!(
-    raw.headers['content-length'] !== undefined &&
-    Number.isSafeInteger(length) &&
-    length <= drainLimit
-  )) {
+  const declared = raw.headers['content-length'];
+  const length = declared === undefined ? null : Number(declared);
+  const small = length !== null && Number.isSafeInteger(length) && length <= drainLimit;
+  if (!raw.complete && !small) {
     void reply.header('connection', 'close');
     return;
   }

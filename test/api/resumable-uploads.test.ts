@@ -213,6 +213,35 @@ await forEachDatabase('resumable uploads', (target) => {
           assert.equal(done.status, 200, done.text);
           const job = await completed(up.jobId);
           assert.equal(job.currentStatus.logData?.rowsLoaded, 80_000);
+
+          // A refusal before the body is read (a single-request URL used already: 409), bodies of
+          // several sizes: the next request on the connection is still served at once.
+          const single = await requestUpload(h, id, { mode: 'replace' });
+          const once = await undiciRequest(single.url, {
+            method: 'PUT',
+            dispatcher: agent,
+            headers: { 'content-type': 'text/csv' },
+            body: csv(3),
+          });
+          assert.equal(once.statusCode, 200, await once.body.text());
+          for (const size of [10, 20_000, 40_000, 1_000_000]) {
+            const refused = await undiciRequest(single.url, {
+              method: 'PUT',
+              dispatcher: agent,
+              headers: { 'content-type': 'text/csv' },
+              body: file.subarray(0, size),
+            });
+            await refused.body.text();
+            assert.equal(refused.statusCode, 409);
+            const where = await undiciRequest(up.url, {
+              method: 'PUT',
+              dispatcher: agent,
+              headers: { 'content-range': `bytes */${file.length}` },
+              headersTimeout: 5000,
+            });
+            await where.body.text();
+            assert.equal(where.statusCode, 200, `after a refused body of ${size} bytes`);
+          }
         } finally {
           await agent.close();
         }
