@@ -1,6 +1,6 @@
 // The `dx` command line: serving, migrations and onboarding, each command with --help.
 import { packageVersion } from '../lib/version.js';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help, type Option } from 'commander';
 import { ConfigError } from '../config.js';
 import { ProblemError } from '../errors.js';
 import { registerAppCommands } from './commands/apps.js';
@@ -17,7 +17,14 @@ export function buildProgram(): Command {
     .description('Dataset Exchange Service and Request Proxy')
     .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // Set before the commands are added, which inherit it: --help marks the options they require.
+    .configureHelp({
+      optionDescription(this: Help, option: Option) {
+        const text = Help.prototype.optionDescription.call(this, option);
+        return option.mandatory ? `${text} (required)` : text;
+      },
+    });
   registerServeCommands(program);
   registerAppCommands(program);
   registerWorkspaceCommands(program);

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   describe as describeState,
   formatBytes,
+  counted,
   formatCount,
   formatDuration,
   parseApiTimestamp,
@@ -27,16 +28,19 @@ function harness(isTTY: boolean) {
   };
 }
 
-const MB = 1024 * 1024;
+const MiB = 1024 * 1024;
 
 void describe('progress formatting', () => {
   void it('sizes, counts, durations and percentages', () => {
     assert.equal(formatBytes(0), '0 B');
     assert.equal(formatBytes(1023), '1023 B');
-    assert.equal(formatBytes(1536), '1.5 KB');
-    assert.equal(formatBytes(27 * MB), '27.0 MB');
-    assert.equal(formatBytes(1.2 * 1024 * MB), '1.20 GB');
+    assert.equal(formatBytes(1536), '1.5 KiB');
+    assert.equal(formatBytes(27 * MiB), '27.0 MiB');
+    assert.equal(formatBytes(1.2 * 1024 * MiB), '1.20 GiB');
     assert.equal(formatCount(1234567), '1,234,567');
+    assert.equal(counted(1, 'record'), '1 record');
+    assert.equal(counted(0, 'record'), '0 records');
+    assert.equal(counted(2500, 'duplicate'), '2,500 duplicates');
     assert.equal(formatDuration(0.2), '1s');
     assert.equal(formatDuration(42), '42s');
     assert.equal(formatDuration(185), '3m 05s');
@@ -49,10 +53,10 @@ void describe('progress formatting', () => {
 
   void it('upload: percent, bytes, rate and time left', () => {
     const start = { key: 'upload', at: 0, bytes: 0, rows: 0 };
-    const state: ProgressState = { phase: 'upload', bytes: 10 * MB, total: 40 * MB, at: 2000 };
-    assert.equal(describeState(state, start), 'uploading 25% (10.0 MB of 40.0 MB, 5.0 MB/s, 6s left)');
+    const state: ProgressState = { phase: 'upload', bytes: 10 * MiB, total: 40 * MiB, at: 2000 };
+    assert.equal(describeState(state, start), 'uploading 25% (10.0 MiB of 40.0 MiB, 5.0 MiB/s, 6s left)');
     // Too early to tell a rate: none is shown, nor a time left.
-    assert.equal(describeState({ ...state, at: 100 }, start), 'uploading 25% (10.0 MB of 40.0 MB)');
+    assert.equal(describeState({ ...state, at: 100 }, start), 'uploading 25% (10.0 MiB of 40.0 MiB)');
   });
 
   void it('load: rows with their rate; the time left from the bytes read of the total', () => {
@@ -60,11 +64,11 @@ void describe('progress formatting', () => {
     const state: ProgressState = {
       phase: 'load',
       rows: 200_000,
-      bytes: 25 * MB,
-      total: 100 * MB,
+      bytes: 25 * MiB,
+      total: 100 * MiB,
       at: 11_000,
     };
-    // 25 MB in 10 s: 75 MB more take 30 s.
+    // 25 MiB in 10 s: 75 MiB more take 30 s.
     assert.equal(describeState(state, start), 'loading 25% (200,000 rows read, 20,000 rows/s, 30s left)');
     assert.equal(
       describeState({ ...state, total: null }, start),
@@ -72,7 +76,7 @@ void describe('progress formatting', () => {
       'no percent nor time left without a total',
     );
     assert.equal(
-      describeState({ ...state, bytes: 100 * MB }, start),
+      describeState({ ...state, bytes: 100 * MiB }, start),
       'loading 100% (200,000 rows read, 20,000 rows/s)',
     );
     assert.equal(
@@ -97,7 +101,7 @@ void describe('progress formatting', () => {
 void describe('progress display', () => {
   void it('not a terminal: plain lines at each tenth or every few seconds, never a carriage return', () => {
     const h = harness(false);
-    const total = 100 * MB;
+    const total = 100 * MiB;
     // 1000 updates 10 ms apart: the upload goes up in 10 s.
     for (let i = 1; i <= 1000; i++) {
       h.at(i * 10);
@@ -108,7 +112,7 @@ void describe('progress display', () => {
     // A slow load whose figures change at every poll: a line every 5 s (and at each tenth).
     for (let s = 0; s <= 60; s++) {
       h.at(20_000 + s * 1000);
-      const bytes = Math.min(total, s * 1.5 * MB);
+      const bytes = Math.min(total, s * 1.5 * MiB);
       h.display.show({ phase: 'load', rows: s * 1000, bytes, total, at: 20_000 + s * 1000 });
     }
     h.display.show({ phase: 'load', rows: 66_000, bytes: total, total, at: 87_000 }, true);
@@ -119,7 +123,7 @@ void describe('progress display', () => {
     const lines = text.split('\n').filter((l) => l !== '');
     const uploads = lines.filter((l) => l.startsWith('uploading'));
     assert.equal(uploads.length, 11, lines.join('\n')); // the first one, then each tenth
-    assert.match(uploads.at(-1) ?? '', /^uploading 100% \(100\.0 MB of 100\.0 MB, 10\.0 MB\/s\)$/);
+    assert.match(uploads.at(-1) ?? '', /^uploading 100% \(100\.0 MiB of 100\.0 MiB, 10\.0 MiB\/s\)$/);
     assert.ok(lines.includes('waiting for a worker (Queued)'));
     const loads = lines.filter((l) => l.startsWith('loading'));
     // 60 s of load: the first line, one per 5 s or tenth (at most 12 + 10), the final figures.

@@ -118,7 +118,7 @@ export function describe(state: ProgressState, since: PhaseStart): string {
       const rowRate = perSecond(state.rows - since.rows, seconds);
       const byteRate = perSecond(state.bytes - since.bytes, seconds);
       if (state.rows === 0 && state.bytes === 0) return 'loading: starting';
-      const parts = [`${formatCount(state.rows)} rows read`];
+      const parts = [`${counted(state.rows, 'row')} read`];
       if (rowRate !== null) parts.push(`${formatCount(rowRate)} rows/s`);
       if (state.total === null) return `loading: ${parts.join(', ')}`;
       // The file's bytes tell how far along the job is; the time left follows from their rate.
@@ -147,17 +147,23 @@ export function percent(done: number, total: number): number {
   return Math.min(99, Math.floor((done / total) * 100));
 }
 
-/** 512 B, 12.3 KB, 4.5 MB, 1.20 GB (1024-based, as file managers count). */
+/** 512 B, 12.3 KiB, 4.5 MiB, 1.20 GiB: 1024-based, as file managers count, and labelled so. */
 export function formatBytes(n: number): string {
   if (n < 1024) return `${Math.round(n)} B`;
-  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GB`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
 }
 
 /** 1,234,567 (whole numbers). */
 export function formatCount(n: number): string {
   return Math.round(n).toLocaleString('en-US');
+}
+
+/** `1 record`, `2 records`, `1,234 rows`: a count and its noun, singular for one. */
+export function counted(n: number, singular: string, plural = `${singular}s`): string {
+  const whole = Math.round(n);
+  return `${formatCount(whole)} ${whole === 1 ? singular : plural}`;
 }
 
 /** 7s, 3m 05s, 2h 04m (rounded up: "0s left" would be a lie). */

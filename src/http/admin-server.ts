@@ -3,7 +3,7 @@
 // Three read-only routes on a bare node:http server: no framework needed, nothing else exposed.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listeningUrl } from '../lib/listening-url.js';
 import { problem, ProblemError, toProblemBody } from '../errors.js';
 import { isSafeRequestId } from '../lib/request-id.js';
 import type { Logger } from '../lib/logger.js';
@@ -44,11 +44,9 @@ export async function startAdminServer(
       resolve();
     });
   });
-  const address = server.address() as AddressInfo;
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     server,
-    url: `http://${shown}:${address.port}`,
+    url: listeningUrl(server),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

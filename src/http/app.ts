@@ -31,6 +31,7 @@ import { openApiDocument, openApiRoute } from './openapi.js';
 import { COMPONENTS } from './schemas/index.js';
 import { DOCUMENTED_AS } from './schemas/components.js';
 import { requestMetrics } from './metrics.js';
+import { AccessLogController } from './access-log.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { isLoggableTracestate, isSafeRequestId, isValidTraceparent } from '../lib/request-id.js';
 import type { Config, TrustProxy } from '../config.js';
@@ -73,12 +74,21 @@ export async function buildApp(
     ...(options.draining !== undefined ? { draining: options.draining } : {}),
     ...(options.metricsOnAdminPort !== undefined ? { metricsOnAdminPort: options.metricsOnAdminPort } : {}),
   };
-  const logger: FastifyBaseLogger | false =
-    options.logger ?? roleLogger(createLogger(config.logLevel), 'api');
+  const roleLog: Logger | false = options.logger ?? roleLogger(createLogger(config.logLevel), 'api');
+  // Requests log through the role's logger (childLoggerFactory below). Fastify's own info lines
+  // (a "Server listening at" per address) are left out at info, as `dx serve`'s banner names the
+  // address bound; at debug and trace Fastify writes all it has.
+  const logger: FastifyBaseLogger | false = roleLog;
+  const frameworkLog: FastifyBaseLogger | false =
+    roleLog === false || roleLog.isLevelEnabled('debug') || !roleLog.isLevelEnabled('warn')
+      ? roleLog
+      : roleLog.child({}, { level: 'warn' });
   const app = Fastify({
-    ...(logger !== false ? { loggerInstance: logger } : {}),
+    ...(frameworkLog !== false ? { loggerInstance: frameworkLog } : {}),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,
+    // One access line per request, not Fastify's incoming and completed pair.
+    logController: new AccessLogController(),
     // request.ip (logs, the console's sign-in limit) from X-Forwarded-For only behind trusted proxies.
     ...trustProxyOption(config.trustProxy),
     // The caller's (or the proxy's) X-Request-Id when safe, by the proxy's rule, so both log the same id.
@@ -94,7 +104,7 @@ export async function buildApp(
         if (typeof tracestate === 'string' && isLoggableTracestate(tracestate))
           bindings.tracestate = tracestate;
       }
-      return parent.child(bindings, opts);
+      return (logger !== false ? logger : parent).child(bindings, opts);
     },
     routerOptions: { ignoreTrailingSlash: true },
     clientErrorHandler,

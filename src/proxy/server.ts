@@ -2,7 +2,8 @@
 // node:http objects, no framework, no HTTP client library on the hot path) that checks the two
 // headers, applies the per-ID rate and size limits, and streams the exchange to UPSTREAM_URL over a
 // keep-alive pool of raw connections.
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
+import { listeningUrl } from '../lib/listening-url.js';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
@@ -255,15 +256,11 @@ export async function startProxy(config: Config, deps: ProxyDeps): Promise<Runni
       resolve();
     });
   });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  proxy.logger.info(
-    { url: `http://${host}:${address.port}`, upstream: redactOrigin(config.upstreamUrl) },
-    'proxy listening',
-  );
+  const url = listeningUrl(server);
+  proxy.logger.info({ url, upstream: redactOrigin(config.upstreamUrl) }, 'proxy listening');
   return {
     server,
-    url: `http://${host}:${address.port}`,
+    url,
     metrics: proxy.metrics,
     proxyIds: proxy.cache,
     drain: () => proxy.drain(),

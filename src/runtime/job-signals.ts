@@ -1,8 +1,10 @@
 // What a process tells about its jobs (#13): one structured log line per lifecycle event (the same
 // shape whichever role made the move: created and queued by the API, started, completed and failed
-// by the worker, expired by its housekeeping) and the job metrics of the shared registry.
+// by the worker, expired by its housekeeping; the line names the role and the request that created
+// the job) and the job metrics of the shared registry.
 import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Role } from '../config.js';
 import type { Logger } from '../lib/logger.js';
 import { countJobsInState } from '../domain/jobs/counts.js';
 import type { JobEvent, JobObserver } from '../domain/jobs/lifecycle.js';
@@ -11,8 +13,38 @@ import type { Tables } from '../storage/db/tables.js';
 /** Job durations reach hours (a large file, a slow source): buckets from a second to 2 hours. */
 const DURATION_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200];
 
-/** The observer that logs and counts every job event of this process; registers the metrics. */
-export function jobSignals(registry: Registry, logger: Logger | null, db: Kysely<Tables>): JobObserver {
+/** Which job metrics a process exports: only those of the roles it runs (docs/architecture.md). */
+export interface JobMetricsOf {
+  /** The counters and durations of the events this process makes (api, worker). */
+  events: boolean;
+  /** The queued and running gauges, counted in the database for every process (worker only). */
+  gauges: boolean;
+}
+
+/** Makes the observers that log and count every job event of this process, one per role (its
+ * lines carry the role that made the move); registers the metrics `metricsOf` names. */
+export function jobSignals(
+  registry: Registry,
+  logger: Logger | null,
+  db: Kysely<Tables>,
+  metricsOf: JobMetricsOf,
+): (role: Role | null) => JobObserver {
+  const count = metricsOf.events ? eventMetrics(registry) : () => undefined;
+  if (metricsOf.gauges) stateGauges(registry, db);
+  return (role) => {
+    const log = logger?.child(role !== null ? { role, component: 'jobs' } : { component: 'jobs' }) ?? null;
+    return (e: JobEvent) => {
+      const line = jobLine(e);
+      count(e, line.durationMs);
+      if (log === null) return;
+      if (e.event === 'failed') log.warn(line, `job ${e.event}`);
+      else log.info(line, `job ${e.event}`);
+    };
+  };
+}
+
+/** The counters and histogram of the job events this process makes; returns what counts one. */
+function eventMetrics(registry: Registry): (e: JobEvent, durationMs: number) => void {
   const finished = new Counter({
     name: 'dx_jobs_finished_total',
     help: 'Jobs that reached a final state, by job type and final status',
@@ -32,7 +64,20 @@ export function jobSignals(registry: Registry, logger: Logger | null, db: Kysely
     labelNames: ['type'] as const,
     registers: [registry],
   });
-  // Read from the database at scrape time: the figure of every process, not just this one.
+  return (e, durationMs) => {
+    if (e.status !== 'Completed' && e.status !== 'Failed' && e.status !== 'Expired') return;
+    const labels = { type: e.job.job_type, status: e.status };
+    finished.inc(labels);
+    duration.observe(labels, durationMs / 1000);
+    if (e.status === 'Completed' && e.job.dry_run !== 1 && e.log.rowsLoaded !== undefined) {
+      rowsLoaded.inc({ type: e.job.job_type }, e.log.rowsLoaded);
+    }
+  };
+}
+
+/** The queued and running gauges: read from the database at scrape time, the figure of every
+ * process (the same in each process that exports it: aggregate with max, not sum). */
+function stateGauges(registry: Registry, db: Kysely<Tables>): void {
   const inState = (name: string, status: 'Queued' | 'Running', help: string) =>
     new Gauge({
       name,
@@ -48,22 +93,6 @@ export function jobSignals(registry: Registry, logger: Logger | null, db: Kysely
     });
   inState('dx_jobs_queued', 'Queued', 'Jobs waiting for a worker (all processes)');
   inState('dx_jobs_running', 'Running', 'Jobs a worker is running (all processes)');
-
-  const log = logger?.child({ component: 'jobs' }) ?? null;
-  return (e: JobEvent) => {
-    const line = jobLine(e);
-    if (e.status === 'Completed' || e.status === 'Failed' || e.status === 'Expired') {
-      const labels = { type: e.job.job_type, status: e.status };
-      finished.inc(labels);
-      duration.observe(labels, line.durationMs / 1000);
-      if (e.status === 'Completed' && e.job.dry_run !== 1 && e.log.rowsLoaded !== undefined) {
-        rowsLoaded.inc({ type: e.job.job_type }, e.log.rowsLoaded);
-      }
-    }
-    if (log === null) return;
-    if (e.event === 'failed') log.warn(line, `job ${e.event}`);
-    else log.info(line, `job ${e.event}`);
-  };
 }
 
 /** The fields of a job's log line; the same for every event. */
@@ -92,5 +121,7 @@ export function jobLine(e: JobEvent) {
     // Cut: a defect's message may quote the file's content.
     firstError: first === undefined ? null : { ...first, message: first.message.slice(0, 200) },
     message: log.message,
+    // The API request that created the job: joins its lines with that request's access line.
+    requestId: job.request_id,
   };
 }

@@ -10,6 +10,8 @@ import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { openDatabase, type Database, type OpenOptions } from '../storage/db/database.js';
 import { migrateToLatest } from '../storage/db/migrate.js';
 import { startWorker, type Worker } from '../worker/worker.js';
+import { ABANDONED_PUT_MS } from '../worker/sweep.js';
+import { listeningUrl } from '../lib/listening-url.js';
 import { createServices } from './services.js';
 import type { Services } from '../domain/services.js';
 import { runProxyRole, type ProxyRole } from '../proxy/cluster.js';
@@ -101,6 +103,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     await migrateToLatest(database);
     const services = createServices(config, database, logger);
+    // The roles that write objects sweep what a killed process of theirs left at once, before they
+    // serve: waiting for a worker's next sweep would leave it to an API-only process's neighbours.
+    if (config.roles.includes('api') || config.roles.includes('worker')) {
+      await removeAbandonedPuts(services, logger);
+    }
     // The proxy starts first so /metrics can include its workers' figures.
     if (config.roles.includes('proxy')) {
       const address = `${config.host}:${config.proxyPort} (PROXY_PORT)`;
@@ -116,16 +123,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
 
     let apiUrl: string | null = null;
     if (config.roles.includes('api')) {
-      api = await buildApp(config, services, {
+      api = await buildApp(config, services.forRole('api'), {
         logger: roleLogger(logger, 'api'),
         ...extraMetrics,
         ...probes,
         metricsOnAdminPort: !placement.onApi,
       });
-      const address = await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
+      await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
         throw new RoleStartError('API', `${config.host}:${config.apiPort} (API_PORT)`, err);
       });
-      apiUrl = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
+      apiUrl = listeningUrl(api.server);
     }
 
     let adminUrl = apiUrl as string;
@@ -140,15 +147,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
       }).catch((err: unknown) => {
         throw new RoleStartError('admin server', `${host}:${placement.port} (ADMIN_PORT)`, err);
       });
-      adminUrl = admin.url.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
+      adminUrl = admin.url;
     }
 
     let worker: Worker | null = null;
     let uploads: UploadWatcher | null = null;
     if (config.roles.includes('worker')) {
       const log = roleLogger(logger, 'worker');
-      worker = startWorker({ config, ...services, log });
-      uploads = startUploadArrivals(config, services, log);
+      const workerServices = services.forRole('worker');
+      worker = startWorker({ config, ...workerServices, log });
+      uploads = startUploadArrivals(config, workerServices, log);
       log.info({ concurrency: config.workerConcurrency }, 'worker started');
     }
 
@@ -209,5 +217,16 @@ async function closeApi(api: FastifyInstance, graceMs: number): Promise<void> {
     await api.close();
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Removes the partial objects of puts whose process is gone (or that stalled); a store that cannot
+ * be reached now is only logged: the workers' sweep tries again. */
+async function removeAbandonedPuts(services: Services, logger: Logger): Promise<void> {
+  try {
+    const removed = await services.objects.removeAbandonedPuts(Date.now() - ABANDONED_PUT_MS);
+    if (removed > 0) logger.info({ removed }, 'partial uploads left by a stopped process removed');
+  } catch (err) {
+    logger.warn({ err }, 'partial uploads left by a stopped process could not be swept; the worker retries');
   }
 }

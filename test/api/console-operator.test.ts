@@ -14,6 +14,7 @@ import { consoleDb } from '../../src/domain/console/db.js';
 import { CLI_ACTOR } from '../../src/domain/console/audit.js';
 import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/console/people.js';
 import { formatMicros } from '../../src/lib/time.js';
+import { createServices } from '../../src/runtime/services.js';
 import type { JobStatus } from '../../src/storage/db/tables.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -370,10 +371,12 @@ await forEachDatabase('console: operator pages', (target) => {
     assert.equal(textOf(page.body, 'jobs-queued'), '3');
     assert.equal(textOf(page.body, 'jobs-running'), '1');
     assert.equal(textOf(page.body, 'jobs-failed'), '2');
-    // The same figures as the gauges of /metrics.
-    const metrics = await t.app.inject('/metrics');
-    assert.match(metrics.body, /^dx_jobs_queued 3$/m);
-    assert.match(metrics.body, /^dx_jobs_running 1$/m);
+    // The same figures as the gauges of a worker's /metrics (an API-only process exports none).
+    const worker = createServices({ ...t.config, roles: ['worker'] }, t.database);
+    const metrics = await worker.metrics.metrics();
+    assert.match(metrics, /^dx_jobs_queued 3$/m);
+    assert.match(metrics, /^dx_jobs_running 1$/m);
+    assert.doesNotMatch((await t.app.inject('/metrics')).body, /dx_jobs_queued/);
   });
 
   test('anyone but the operator gets 404 for every operator page, GET and POST; nothing changes', async () => {

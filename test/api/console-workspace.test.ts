@@ -502,6 +502,70 @@ await forEachDatabase('web console: workspace settings', (target) => {
     assert.deepEqual(roles, [{ role: 'admin' }]);
   });
 
+  test("an app removing the creating app's tag through the API shows in the workspace's audit log", async () => {
+    const creator = await onboardApp(t, `Creator ${++counter}`);
+    const other = await onboardApp(t, `Other ${++counter}`);
+    const { wsId, workspaceKey } = await workspace();
+    const tokenOf = async (p: TestPartner) =>
+      accessToken(t, p, (await connectInstallation(t.database.db, p.app.id, wsId)).id, workspaceKey);
+    const [creatorToken, otherToken] = [await tokenOf(creator), await tokenOf(other)];
+    const api = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string, payload?: object) =>
+      t.app.inject({
+        method,
+        url: `/api/v1${url}`,
+        headers: { authorization: `Bearer ${token}` },
+        ...(payload !== undefined ? { payload } : {}),
+      });
+    const created = await api('POST', '/datasets', creatorToken, {
+      name: 'Handed over',
+      schema: { properties: [{ name: 'id', type: 'integer' }] },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const dataset = created.json<{
+      datasetId: string;
+      datasetTags: { datasetTagId: string; platformAppId: string }[];
+    }>();
+    const tagOf = (appId: string) => dataset.datasetTags.find((x) => x.platformAppId === appId)?.datasetTagId;
+    const actions = async () =>
+      (await auditActions(wsId)).filter((r) => r.action === 'dataset.creator_untagged');
+
+    // Removing a tag of an app other than the creator writes nothing; nor would the creator's own.
+    const otherTag = tagOf(other.app.id);
+    assert.ok(otherTag !== undefined);
+    assert.equal(
+      (await api('DELETE', `/datasets/${dataset.datasetId}/tags/${otherTag}`, creatorToken)).statusCode,
+      204,
+    );
+    const back = await api('POST', `/datasets/${dataset.datasetId}/tags`, creatorToken, {
+      platformAppId: other.app.id,
+    });
+    assert.equal(back.statusCode, 201);
+    assert.deepEqual(await actions(), []);
+
+    // The other app removes the creator's tag: allowed (as DXAPI allows it), and recorded.
+    const creatorTag = tagOf(creator.app.id);
+    assert.ok(creatorTag !== undefined);
+    const removed = await api('DELETE', `/datasets/${dataset.datasetId}/tags/${creatorTag}`, otherToken);
+    assert.equal(removed.statusCode, 204);
+    assert.equal((await api('GET', `/datasets/${dataset.datasetId}`, creatorToken)).statusCode, 404);
+    const rows = await actions();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]?.actor, `app ${other.app.name} (${other.app.id})`);
+
+    // The owner reads it on the workspace's audit log page, in plain words.
+    const owner = await member(wsId);
+    const page = await owner.b.get(`/console/workspaces/${wsId}/audit`);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /Removed the creating app&#39;s access to a dataset/);
+    assert.ok(
+      page.body.includes(
+        `&quot;Handed over&quot; (${dataset.datasetId}): ${creator.app.name} (${creator.app.id}), which created it, can no longer see it`,
+      ),
+      page.body,
+    );
+    assert.ok(page.body.includes(`app ${other.app.name} (${other.app.id})`));
+  });
+
   test(`the audit log is paged, ${AUDIT_PAGE_SIZE} rows newest first, with an "Older" link; owners only`, async () => {
     const { wsId } = await workspace();
     const owner = await member(wsId);

@@ -4,6 +4,8 @@
 // URLs that refuse a partial Content-Range. On both engines and both object stores.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { Agent, request as undiciRequest } from 'undici';
 import { forEachDatabase } from '../support/databases.js';
 import { eventually } from '../support/poll.js';
 import { allRecords, requestUpload } from '../support/loading.js';
@@ -28,12 +30,44 @@ interface SliceReply {
   text: string;
 }
 
+/**
+ * Sends a slice's head and a first chunk of a chunked body, never its end, over a socket of its
+ * own; resolves with the answer's head and whether the service then closed the connection.
+ */
+function answerToUnfinishedChunkedSlice(
+  url: string,
+  contentRange: string,
+): Promise<{ head: string; closedByServer: boolean }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(target.port), target.hostname);
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ head: received, closedByServer: false });
+    }, 10_000);
+    socket.on('error', reject);
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('end', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ head: received.split('\r\n\r\n')[0] ?? '', closedByServer: true });
+    });
+    const chunk = 'x'.repeat(1000);
+    socket.write(
+      `PUT ${target.pathname}${target.search} HTTP/1.1\r\nhost: ${target.host}\r\n` +
+        `content-type: text/csv\r\ncontent-range: ${contentRange}\r\ntransfer-encoding: chunked\r\n\r\n` +
+        `${chunk.length.toString(16)}\r\n${chunk}\r\n`,
+    );
+  });
+}
+
 await forEachDatabase('resumable uploads', (target) => {
   for (const storage of ['local', 's3'] as const) {
     void describe(`${storage} storage`, () => {
       let h: Fixture;
       before(async () => {
-        const env = { UPLOAD_MAX_BYTES: '100000' };
+        const env = { UPLOAD_MAX_BYTES: '2000000' };
         h = storage === 's3' ? await startFixtureOnS3(target, env) : await startFixture(target, env);
       });
       after(() => h.close());
@@ -132,6 +166,85 @@ await forEachDatabase('resumable uploads', (target) => {
         const job = await completed(up.jobId);
         assert.equal(job.currentStatus.logData?.rowsRead, 500, 'no line read twice');
         assert.equal((await allRecords(h, id)).length, 500);
+      });
+
+      void it('keeps one keep-alive connection usable after slices it answers without storing', async () => {
+        // The sequence of issue 34: a slice repeating persisted bytes and one past them are answered
+        // 308 before their body is read; the next slice on the same connection must still be served.
+        const id = await h.defineDataset(PROPS, ['id']);
+        const file = csv(80_000);
+        assert.ok(file.length >= 1_300_000);
+        const up = await open(id);
+        const agent = new Agent({ connections: 1, pipelining: 1 });
+        try {
+          const put = async (start: number, end: number) => {
+            const res = await undiciRequest(up.url, {
+              method: 'PUT',
+              dispatcher: agent,
+              headers: { 'content-type': 'text/csv', 'content-range': `bytes ${start}-${end}/*` },
+              body: file.subarray(start, end + 1),
+            });
+            const text = await res.body.text();
+            return { status: res.statusCode, range: res.headers.range, text };
+          };
+          let connects = 0;
+          agent.on('connect', () => connects++);
+          assert.equal((await put(0, 299_999)).range, 'bytes=0-299999');
+          const repeat = await put(0, 299_999);
+          assert.equal(repeat.status, 308);
+          assert.equal(repeat.range, 'bytes=0-299999');
+          const gap = await put(300_010, 300_020);
+          assert.equal(gap.status, 308);
+          assert.equal(gap.range, 'bytes=0-299999');
+          const next = await put(300_000, 1_299_999);
+          assert.equal(next.status, 308, next.text);
+          assert.equal(next.range, 'bytes=0-1299999');
+          // The unread bodies were read to their end: the connection was kept, not closed.
+          assert.equal(connects, 1, 'one connection for every slice');
+          // A body of unknown length (chunked) still being sent is not read to be thrown away: the
+          // answer says the connection closes, and it does.
+          const open = await answerToUnfinishedChunkedSlice(up.url, 'bytes 1400000-1400999/*');
+          assert.match(open.head, /^HTTP\/1\.1 308/);
+          assert.match(open.head, /\r\nconnection: close\r\n/i);
+          assert.ok(open.closedByServer, 'the service closed the connection');
+          const last = await put(1_300_000, file.length - 1);
+          assert.equal(last.status, 308);
+          const done = await send(up.url, { 'content-range': `bytes */${file.length}` });
+          assert.equal(done.status, 200, done.text);
+          const job = await completed(up.jobId);
+          assert.equal(job.currentStatus.logData?.rowsLoaded, 80_000);
+
+          // A refusal before the body is read (a single-request URL used already: 409), bodies of
+          // several sizes: the next request on the connection is still served at once.
+          const single = await requestUpload(h, id, { mode: 'replace' });
+          const once = await undiciRequest(single.url, {
+            method: 'PUT',
+            dispatcher: agent,
+            headers: { 'content-type': 'text/csv' },
+            body: csv(3),
+          });
+          assert.equal(once.statusCode, 200, await once.body.text());
+          for (const size of [10, 20_000, 40_000, 1_000_000]) {
+            const refused = await undiciRequest(single.url, {
+              method: 'PUT',
+              dispatcher: agent,
+              headers: { 'content-type': 'text/csv' },
+              body: file.subarray(0, size),
+            });
+            await refused.body.text();
+            assert.equal(refused.statusCode, 409);
+            const where = await undiciRequest(up.url, {
+              method: 'PUT',
+              dispatcher: agent,
+              headers: { 'content-range': `bytes */${file.length}` },
+              headersTimeout: 5000,
+            });
+            await where.body.text();
+            assert.equal(where.statusCode, 200, `after a refused body of ${size} bytes`);
+          }
+        } finally {
+          await agent.close();
+        }
       });
 
       void it('survives a restart of the service between slices', async () => {

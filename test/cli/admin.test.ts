@@ -417,7 +417,7 @@ test("request ids and traceparent pass through the proxy into the API's log line
 
     assert.equal(await proxy.stop(), 0);
     assert.equal(await api.stop(), 0);
-    const apiLines = api.lines().filter((l) => l.msg === 'incoming request');
+    const apiLines = api.lines().filter((l) => l.msg === 'api request');
     const first = apiLines.find((l) => l.reqId === given);
     assert.ok(first !== undefined, `no API line with the request id: ${JSON.stringify(apiLines)}`);
     assert.equal(first.traceparent, TRACEPARENT);

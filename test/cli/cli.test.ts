@@ -2,6 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -240,6 +241,55 @@ describe('dx for a newcomer', () => {
       dxIn(process.cwd(), {}, 'token', '--app', 'a', '--key', 'missing.pem'),
       /cannot read the --key file missing\.pem \(ENOENT\)/,
     );
+    // A file that is not a private key is named as such, not with OpenSSL's decoder error.
+    const root = mkdtempSync(join(tmpdir(), 'dx-key-'));
+    try {
+      const notKey = join(root, 'notes.txt');
+      writeFileSync(notKey, 'not a key\n');
+      const publicKey = join(root, 'public.pem');
+      writeFileSync(
+        publicKey,
+        generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }),
+      );
+      const otherType = join(root, 'ed25519.pem');
+      writeFileSync(
+        otherType,
+        generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      );
+      for (const [file, message] of [
+        [
+          notKey,
+          /^dx: the --key file \S+notes\.txt is not a PEM private key \(-----BEGIN PRIVATE KEY-----\); use the PEM file `dx apps create --key-out` wrote\n$/,
+        ],
+        [publicKey, /^dx: the --key file \S+public\.pem holds a public key; it takes the app's private key/],
+        [
+          otherType,
+          /^dx: the --key file \S+ed25519\.pem holds a key of type ed25519; app keys are RSA \(RS256\) or EC P-256 \(ES256\)\n$/,
+        ],
+      ] as const) {
+        await assert.rejects(
+          dxIn(process.cwd(), {}, 'token', '--app', 'a', '--key', file),
+          (err: { code: number; stderr: string }) => {
+            assert.equal(err.code, 1);
+            assert.match(err.stderr, message);
+            assert.doesNotMatch(err.stderr, /DECODER|routines|error:/);
+            return true;
+          },
+        );
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test('--help marks the options a command requires', async () => {
+    const { stdout } = await dxIn(process.cwd(), {}, 'token', '--help');
+    assert.match(stdout, /^ {2}--app <platformAppId> +the app \(iss claim\) \(required\)$/m);
+    assert.match(stdout, /^ {2}--key <file> +PEM private key file \(required\)$/m);
+    assert.doesNotMatch(stdout, /--kid[^\n]*required/);
+    const create = await dxIn(process.cwd(), {}, 'workspaces', 'create', '--help');
+    assert.match(create.stdout, /^ {2}--name <name> +display name \(required\)$/m);
+    assert.doesNotMatch(create.stdout, /--owner-name[^\n]*required/);
   });
 
   test('a command that creates a new SQLite database says where; an existing one is opened quietly', async () => {

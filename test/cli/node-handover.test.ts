@@ -6,7 +6,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -135,7 +135,11 @@ it('a short command stops when its starter is killed with SIGKILL', async () => 
   const silent = createServer((socket) => sockets.push(socket));
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-  const l = launch(['upload', 'ds', 'file.csv', '--url', url], { DX_ACCESS_TOKEN: 't' });
+  // A real file: `dx upload` checks it before it calls the service.
+  const dir = mkdtempSync(join(tmpdir(), 'dx-handover-file-'));
+  const file = join(dir, 'file.csv');
+  writeFileSync(file, 'id\n1\n');
+  const l = launch(['upload', 'ds', file, '--url', url], { DX_ACCESS_TOKEN: 't' });
   try {
     const runPid = await l.run;
     assert.ok(await within(30_000, () => sockets.length > 0), `the run never called: ${l.output()}`);
@@ -145,6 +149,7 @@ it('a short command stops when its starter is killed with SIGKILL', async () => 
     await cleanup(l);
     for (const s of sockets) s.destroy();
     silent.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

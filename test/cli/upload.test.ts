@@ -48,7 +48,7 @@ await onDatabase('sqlite', 'dx upload', (target) => {
     const size = Buffer.byteLength('id,name\n1,Ann\n2,Bob\n2,Bobby\n');
     assert.match(res.stderr, new RegExp(`^uploading 100% \\(${size} B of ${size} B[^\n]*\\)$`, 'm'));
     assert.match(res.stderr, /^loading 100% \(3 rows read[^\n]*\)$/m);
-    assert.match(res.stdout, /Completed: 2 records loaded \(3 rows read, 1 duplicates collapsed\)/);
+    assert.match(res.stdout, /Completed: 2 records loaded \(3 rows read, 1 duplicate collapsed\)/);
 
     const bad = join(h.config.dataDir, 'bad.csv');
     writeFileSync(bad, 'id,name\n1,Ann\nx,Bob\n');
@@ -65,6 +65,28 @@ await onDatabase('sqlite', 'dx upload', (target) => {
     const replaced = await dx('upload', id, json, '--mode', 'replace', '--json');
     assert.equal(replaced.code, 0, replaced.stderr);
     assert.equal(JSON.parse(replaced.stdout).currentStatus.datasetJobStatusName, 'Completed');
+
+    // One of each: the nouns are singular.
+    const one = join(h.config.dataDir, 'one.csv');
+    writeFileSync(one, 'id,name\n9,Nine\n');
+    const single = await dx('upload', id, one, '--mode', 'replace');
+    assert.equal(single.code, 0, single.stderr);
+    assert.match(single.stdout, /^Completed: 1 record loaded \(1 row read, 0 duplicates collapsed\)\. Job /m);
+    assert.match(single.stderr, /^loading 100% \(1 row read[^\n]*\)$/m);
+  });
+
+  it('checks the file before anything is sent: a missing file or a directory creates no job', async () => {
+    const id = await h.defineDataset([{ name: 'id', type: 'integer' }], ['id']);
+    const missing = join(h.config.dataDir, 'missing.csv');
+    const res = await dx('upload', id, missing);
+    assert.equal(res.code, 1);
+    assert.equal(res.stderr, `dx: cannot read ${missing}: there is no such file\n`);
+    const dir = await dx('upload', id, h.config.dataDir);
+    assert.equal(dir.code, 1);
+    assert.equal(dir.stderr, `dx: ${h.config.dataDir} is a directory; name the file to upload\n`);
+    const jobs = await h.api<{ data: unknown[] }>('GET', `/datasets/${id}/jobs`);
+    assert.equal(jobs.status, 200, jobs.text);
+    assert.deepEqual(jobs.json.data, [], 'no upload URL was asked for');
   });
 
   it('takes --dry-run, --max-bad-records and --resumable; prints row errors and the rejected-rows link', async () => {
@@ -81,7 +103,7 @@ await onDatabase('sqlite', 'dx upload', (target) => {
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(
       dry.stdout,
-      /^Dry run completed, nothing changed: 2 records would be loaded \(3 rows read, 0 duplicates collapsed, 1 records with defects left out\)\. Job /m,
+      /^Dry run completed, nothing changed: 2 records would be loaded \(3 rows read, 0 duplicates collapsed, 1 record with defects left out\)\. Job /m,
     );
     assert.match(dry.stderr, /^ {2}line 3, id: /m);
     const link = /^Rejected rows \(CSV with their original text, link valid 1 hour\): (\S+)$/m.exec(
@@ -105,7 +127,7 @@ await onDatabase('sqlite', 'dx upload', (target) => {
     assert.equal(loaded.code, 0, loaded.stderr);
     assert.match(
       loaded.stdout,
-      /^Completed: 2 records loaded \(3 rows read, 0 duplicates collapsed, 1 records/m,
+      /^Completed: 2 records loaded \(3 rows read, 0 duplicates collapsed, 1 record with defects left out\)/m,
     );
     assert.match(loaded.stderr, /^Rejected rows [^\n]*: http/m);
 

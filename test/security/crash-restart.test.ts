@@ -1,7 +1,8 @@
 // Crash trials, on both engines: `dx serve` (api and worker roles, in a child process) is killed
 // with SIGKILL while an upload PUT streams into it, and while it streams an export download. After
 // each restart the same upload URL takes a PUT at once (no 409 for a claim the dead process held),
-// and once the sweep ran no partial file, retired record table or stale staging table remains.
+// and once the sweep ran no partial file, retired record table or stale staging table remains; a
+// restarted process removes the dead one's partial files before it serves, worker or not.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -36,12 +37,12 @@ await forEachDatabase('crash-restart trials', (target) => {
     await h.close();
   });
 
-  const start = async () => {
+  const start = async (roles = 'api,worker') => {
     const proc = spawn(process.execPath, [BIN, 'serve'], {
       env: {
         ...process.env,
         ...h.processEnv,
-        ROLES: 'api,worker',
+        ROLES: roles,
         HOST: '127.0.0.1',
         API_PORT: String(port),
         PUBLIC_URL: `http://127.0.0.1:${port}`,
@@ -128,6 +129,35 @@ await forEachDatabase('crash-restart trials', (target) => {
         );
         await kill();
       }
+    },
+  );
+
+  void it(
+    'kill -9 during an upload PUT: an API-only restart removes the partial file before it serves',
+    { timeout: 120_000 },
+    async () => {
+      // No worker anywhere: only the restart itself can sweep the dead PUT's file.
+      await start('api');
+      const id = await h.defineDataset([{ name: 'id', type: 'integer' }], []);
+      const upload = await requestUpload(h, id);
+      const put = request(onChild(upload.url), {
+        method: 'PUT',
+        headers: { 'content-type': 'text/csv', 'content-length': '50000000' },
+      });
+      put.on('error', () => undefined);
+      put.write(`id\n${Array.from({ length: ROWS }, (_, i) => `${i}\n`).join('')}`);
+      assert.ok(
+        await eventually(async () => tmpFiles().length > 0, 30_000),
+        'the PUT started writing its file',
+      );
+      await kill();
+      put.destroy();
+      const left = tmpFiles();
+      assert.equal(left.length, 1, 'the killed PUT left a partial file');
+      await start('api');
+      // start() returns once /healthz answers: nothing is awaited after that.
+      assert.deepEqual(tmpFiles(), [], `left after the restart: ${left.join(', ')}`);
+      await kill();
     },
   );
 

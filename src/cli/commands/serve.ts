@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { redactUrl } from '../../lib/redact.js';
+import { wildcardNote } from '../../lib/listening-url.js';
+import { hasApps } from '../../domain/identity/apps.js';
 import { openMigrated, output, readSchemaStatus, type OutputOptions } from '../context.js';
 
 /** The exit code of `dx migrate --check` when migrations are pending (1 stays for errors). */
@@ -41,22 +43,30 @@ export function registerServeCommands(program: Command): void {
       const { startService } = await import('../../runtime/service.js');
       const service = await startService(config);
       const log = service.logger;
+      const firstApp = service.api !== null && !(await hasApps(service.database.db));
+      /** " (every IPv4 interface)" after a wildcard address, so that it is not mistaken for one host. */
+      const note = (url: string, before = ' (', after = ')') => {
+        const words = wildcardNote(url);
+        return words === '' ? '' : `${before}${words}${after}`;
+      };
       const banner = [
         `Dataset Exchange Service: roles ${config.roles.join(', ')}; database ${redactUrl(config.databaseUrl)}`,
         ...(service.apiUrl !== null
           ? [
-              `API listening on ${service.apiUrl}/api/v1 (public URL ${config.publicUrl}); OpenAPI at /api/v1/openapi.json`,
-              'Onboard a first app:  ./bin/dx.js apps create --name "My App" --key-out my-app.pem',
+              `API listening on ${service.apiUrl}/api/v1 (${note(service.apiUrl, '', '; ')}public URL ${config.publicUrl}); OpenAPI at /api/v1/openapi.json`,
             ]
+          : []),
+        ...(firstApp
+          ? ['Onboard a first app:  ./bin/dx.js apps create --name "My App" --key-out my-app.pem']
           : []),
         ...(service.proxy !== null
           ? [
-              `Proxy listening on ${service.proxy.url} → ${config.upstreamUrl}; onboard a client: ./bin/dx.js proxy-ids create --name "Client"`,
+              `Proxy listening on ${service.proxy.url}${note(service.proxy.url)} → ${config.upstreamUrl}; onboard a client: ./bin/dx.js proxy-ids create --name "Client"`,
             ]
           : []),
         service.adminUrl === service.apiUrl
           ? `Admin on the API's port: ${service.adminUrl}/healthz, /readyz, /metrics`
-          : `Admin listening on ${service.adminUrl}: /healthz, /readyz, /metrics`,
+          : `Admin listening on ${service.adminUrl}: /healthz, /readyz, /metrics${note(service.adminUrl)}`,
       ];
       let stopping = false;
       const stop = (signal: NodeJS.Signals) => {

@@ -1,4 +1,5 @@
 // `dx token`: mints an app JWT from a private-key file, for curl users.
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { signAppJwt } from '../../domain/identity/app-jwt-signer.js';
@@ -21,7 +22,7 @@ export function registerTokenCommand(program: Command): void {
       const ttlSeconds = parseTtl(opts.ttl);
       const jwt = await signAppJwt({
         appId: opts.app,
-        privateKeyPem: readKeyFile(opts.key),
+        privateKeyPem: checkPrivateKey(opts.key, readKeyFile(opts.key)),
         ttlSeconds,
         ...(opts.kid !== undefined ? { kid: opts.kid } : {}),
         ...(opts.audience !== undefined ? { audience: opts.audience } : {}),
@@ -50,4 +51,28 @@ function readKeyFile(file: string): string {
       `cannot read the --key file ${file} (${code}); it is the PEM file \`dx apps create --key-out\` wrote`,
     );
   }
+}
+
+/** The key file's text once it is known to be a key the service's app JWTs can be signed with;
+ * otherwise an error that says what the file holds, not OpenSSL's decoder message. */
+function checkPrivateKey(file: string, pem: string): string {
+  const wrote = 'use the PEM file `dx apps create --key-out` wrote';
+  if (/-----BEGIN (RSA |EC )?PUBLIC KEY-----/.test(pem))
+    throw new Error(`the --key file ${file} holds a public key; it takes the app's private key: ${wrote}`);
+  let type: string | undefined;
+  let curve: string | undefined;
+  try {
+    const key = createPrivateKey(pem);
+    type = key.asymmetricKeyType;
+    curve = key.asymmetricKeyDetails?.namedCurve;
+  } catch {
+    throw new Error(
+      `the --key file ${file} is not a PEM private key (-----BEGIN PRIVATE KEY-----); ${wrote}`,
+    );
+  }
+  if (type === 'rsa' || (type === 'ec' && curve === 'prime256v1')) return pem;
+  throw new Error(
+    `the --key file ${file} holds a key of type ${type ?? 'unknown'}${curve !== undefined ? ` (${curve})` : ''}; ` +
+      'app keys are RSA (RS256) or EC P-256 (ES256)',
+  );
 }

@@ -4,6 +4,7 @@
 // its end. Progress of the whole job (the upload, then the records read) goes to stderr
 // (progress.ts); the outcome, and the row errors and rejected-rows link when there are any. The
 // polls ride over a restart of the service; the upload itself is not repeated (see below).
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import type { Command } from 'commander';
 import {
   DxClient,
@@ -17,7 +18,7 @@ import {
   type UploadFormat,
 } from '@dataset-exchange/client';
 import { serviceUnreachable, unavailableReason } from '../errors.js';
-import { ProgressDisplay } from '../progress.js';
+import { counted, ProgressDisplay } from '../progress.js';
 import { LOAD_MODES } from '../../domain/jobs/status.js';
 import { MAX_BAD_RECORDS_LIMIT } from '../../domain/jobs/load-options.js';
 
@@ -86,6 +87,7 @@ export function registerUploadCommand(program: Command): void {
       const apiUrl = opts.url ?? process.env.DX_API_URL ?? 'http://localhost:8080';
       if (!/^https?:\/\/[^/]/i.test(apiUrl) || !URL.canParse(apiUrl))
         throw new Error(`--url must be an http(s) URL such as http://localhost:8080 (got "${apiUrl}")`);
+      checkFile(file);
       const dx = new DxClient({ baseUrl: apiUrl, accessToken: token, userAgent: 'dx-cli' });
 
       const display = new ProgressDisplay(process.stderr);
@@ -168,6 +170,30 @@ function cliError(err: unknown, apiUrl: string): unknown {
   return err;
 }
 
+/** The file to upload, checked before anything is sent: a regular file this user can read. */
+function checkFile(file: string): void {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'there is no such file'
+        : code === 'EACCES'
+          ? 'this user may not read it'
+          : (code ?? String(err));
+    throw new Error(`cannot read ${file}: ${why}`, { cause: err });
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isDirectory()) throw new Error(`${file} is a directory; name the file to upload`);
+    if (!stat.isFile()) throw new Error(`${file} is not a regular file; name the file to upload`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The outcome: a summary on stdout (unless --json), row errors and the rejected-rows link on stderr. */
 function report(result: JobResult, json: boolean): void {
   const lines: string[] = [];
@@ -175,11 +201,13 @@ function report(result: JobResult, json: boolean): void {
     const log = result.log;
     if (!json) {
       const counts =
-        `${log.rowsRead ?? 0} rows read, ${log.duplicatesCollapsed ?? 0} duplicates collapsed` +
-        (log.rowsRejected ? `, ${log.rowsRejected} records with defects left out` : '');
+        `${counted(log.rowsRead ?? 0, 'row')} read, ` +
+        `${counted(log.duplicatesCollapsed ?? 0, 'duplicate')} collapsed` +
+        (log.rowsRejected ? `, ${counted(log.rowsRejected, 'record')} with defects left out` : '');
+      const loaded = counted(log.rowsLoaded ?? 0, 'record');
       const what = result.job.dryRun
-        ? `Dry run completed, nothing changed: ${log.rowsLoaded ?? 0} records would be loaded`
-        : `Completed: ${log.rowsLoaded ?? 0} records loaded`;
+        ? `Dry run completed, nothing changed: ${loaded} would be loaded`
+        : `Completed: ${loaded} loaded`;
       process.stdout.write(`${what} (${counts}). Job ${result.jobId}\n`);
     }
   } else {

@@ -25,6 +25,8 @@ export const AUDIT_ACTIONS = [
   // A workspace's datasets (routes/console/datasets.ts).
   'dataset.apps_changed',
   'dataset.deleted',
+  // An app, through the API, removed the tag of the app that created a dataset (datasets/tags.ts).
+  'dataset.creator_untagged',
   // A workspace's own settings (routes/console/workspace-key.ts, installations.ts, members.ts).
   'workspace_key.rotated',
   'app.connected',
@@ -52,6 +54,7 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'proxy_id.revoked': 'Revoked a proxy ID',
   'dataset.apps_changed': 'Changed which apps see a dataset',
   'dataset.deleted': 'Deleted a dataset',
+  'dataset.creator_untagged': "Removed the creating app's access to a dataset",
   'workspace_key.rotated': 'Rotated the Workspace Key',
   'app.connected': 'Connected an app',
   'app.disconnected': 'Disconnected an app',
@@ -64,10 +67,10 @@ export function auditActionLabel(action: string): string {
   return (AUDIT_ACTION_LABELS as Record<string, string | undefined>)[action] ?? action;
 }
 
-/** Who acted: an account, or the operator's command line. */
+/** Who acted: an account, the operator's command line, or an app through the API. */
 export interface Actor {
   accountId: number | null;
-  /** An email, or `cli` for the command line. */
+  /** An email, `cli` for the command line, or `app NAME (APP ID)` for an app. */
   name: string;
 }
 

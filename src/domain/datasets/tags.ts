@@ -1,10 +1,14 @@
 // Dataset tags: one per app allowed to see a dataset. Only apps connected to the workspace qualify.
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DatasetRow, Tables } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import { appIdFields, type AppIdFields } from '../identity/app-id.js';
 import type { Db } from '../identity/users.js';
 import type { DatasetTag } from './view.js';
+import { audit } from '../console/audit.js';
+import { asServiceDb, consoleDb } from '../console/db.js';
 
 /** An app connected to a workspace, as GET /datasets/tags lists it. */
 export interface TagApp extends AppIdFields {
@@ -64,6 +68,51 @@ export async function removeTag(db: Db, datasetId: string, datasetTagId: string)
     .where('dataset_id', '=', datasetId)
     .executeTakeFirst();
   if (result.numDeletedRows === 0n) throw problem('notFound', `Dataset tag ${datasetTagId} not found.`);
+}
+
+/**
+ * Removes one tag of a dataset at an app's request (DELETE /datasets/:id/tags/:datasetTagId). Any
+ * app that sees the dataset may remove any of its tags, as DXAPI allows. When that is the tag of
+ * the app that created the dataset, removed by another app, the creator loses access and cannot
+ * get it back itself: the removal is written to the workspace's audit log, in the same
+ * transaction, where the workspace's owners see it and can tag the app again (docs/api.md).
+ */
+export async function removeTagAsApp(
+  db: Kysely<Tables>,
+  caller: { appId: string },
+  dataset: DatasetRow,
+  datasetTagId: string,
+): Promise<void> {
+  await consoleDb(db)
+    .transaction()
+    .execute(async (trx) => {
+      const tag = await trx
+        .selectFrom('dataset_tags as t')
+        .innerJoin('apps as a', 'a.id', 't.app_id')
+        .select(['t.app_id', 'a.name'])
+        .where('t.id', '=', datasetTagId)
+        .where('t.dataset_id', '=', dataset.id)
+        .executeTakeFirst();
+      await removeTag(asServiceDb(trx), dataset.id, datasetTagId);
+      if (tag === undefined || tag.app_id !== dataset.created_by_app_id || caller.appId === tag.app_id)
+        return;
+      const remover = await trx
+        .selectFrom('apps')
+        .select(['id', 'name'])
+        .where('id', '=', caller.appId)
+        .executeTakeFirstOrThrow();
+      await audit(
+        trx,
+        { accountId: null, name: `app ${remover.name} (${appIdFields(remover.id).platformAppId})` },
+        'dataset.creator_untagged',
+        {
+          workspaceId: dataset.workspace_id,
+          detail:
+            `"${dataset.name}" (${dataset.id}): ${tag.name} (${appIdFields(tag.app_id).platformAppId}), ` +
+            'which created it, can no longer see it',
+        },
+      );
+    });
 }
 
 /** The tags of one dataset, oldest first. */

@@ -153,6 +153,11 @@ export async function getApp(db: Db, appId: string): Promise<AppRow> {
   return row;
 }
 
+/** Whether any app exists (`dx serve` suggests onboarding a first one when none does). */
+export async function hasApps(db: Db): Promise<boolean> {
+  return (await db.selectFrom('apps').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
 /** Lists every app (operator CLI). */
 export async function listApps(db: Db): Promise<AppRow[]> {
   return db.selectFrom('apps').selectAll().orderBy('created_at').execute();

@@ -35,6 +35,8 @@ export interface NewJob {
   createdByUserId: number;
   /** The installation whose access token asks for the job; its app gets the job's webhook events. */
   installationId?: number;
+  /** The id of the API request that asks for the job (its lifecycle lines carry it). */
+  requestId?: string;
   jobType: JobType;
   mode: LoadMode;
   /** Dry run and tolerated bad records; the defaults (a real load, none tolerated) when left out. */
@@ -84,6 +86,7 @@ export async function createJob(db: Kysely<Tables>, input: NewJob): Promise<Data
         upload_claim: null,
         upload_claim_expires_at: null,
         installation_id: input.installationId ?? null,
+        request_id: input.requestId ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();

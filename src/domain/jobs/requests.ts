@@ -37,7 +37,7 @@ async function datasetFor(db: Kysely<Tables>, caller: DatasetCaller, datasetId: 
 /** Creates an uploadUrl job (Created, awaiting the file) and its URL, valid for one hour. */
 export async function requestUploadUrl(
   db: Kysely<Tables>,
-  caller: DatasetCaller & { ownerUserId: number; installationId?: number },
+  caller: DatasetCaller & { ownerUserId: number; installationId?: number; requestId?: string },
   input: {
     datasetId: string;
     mode: LoadMode;
@@ -57,6 +57,7 @@ export async function requestUploadUrl(
     workspaceId: ds.workspace_id,
     createdByUserId: caller.ownerUserId,
     ...(caller.installationId !== undefined ? { installationId: caller.installationId } : {}),
+    ...(caller.requestId !== undefined ? { requestId: caller.requestId } : {}),
     jobType: 'uploadUrl',
     mode: input.mode,
     options: input.options,
@@ -82,7 +83,7 @@ export async function requestUploadUrl(
 /** Creates a recordsLoad job (Queued) for a caller's http(s) URL. */
 export async function requestRecordsLoad(
   db: Kysely<Tables>,
-  caller: DatasetCaller & { ownerUserId: number; installationId?: number },
+  caller: DatasetCaller & { ownerUserId: number; installationId?: number; requestId?: string },
   input: { datasetId: string; mode: LoadMode; options: LoadOptions; url: string },
   /** The key sealing the URL on the job row (sourceUrlKey). */
   sourceUrlKey: Buffer,
@@ -106,6 +107,7 @@ export async function requestRecordsLoad(
     workspaceId: ds.workspace_id,
     createdByUserId: caller.ownerUserId,
     ...(caller.installationId !== undefined ? { installationId: caller.installationId } : {}),
+    ...(caller.requestId !== undefined ? { requestId: caller.requestId } : {}),
     jobType: 'recordsLoad',
     mode: input.mode,
     options: input.options,

@@ -1,6 +1,6 @@
 // GET /datasets/tags, POST /datasets/:id/tags, DELETE /datasets/:id/tags/:datasetTagId.
 import { findVisibleDataset } from '../../domain/datasets/datasets.js';
-import { addTag, connectedApps, removeTag } from '../../domain/datasets/tags.js';
+import { addTag, connectedApps, removeTagAsApp } from '../../domain/datasets/tags.js';
 import { appIdOf } from '../../domain/identity/app-id.js';
 import { installationOf } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
@@ -64,8 +64,9 @@ export function datasetTagRoutes(app: TypedApp, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      await findVisibleDataset(deps.db, installationOf(request), request.params.id);
-      await removeTag(deps.db, request.params.id, request.params.datasetTagId);
+      const caller = installationOf(request);
+      const dataset = await findVisibleDataset(deps.db, caller, request.params.id);
+      await removeTagAsApp(deps.db, caller, dataset, request.params.datasetTagId);
       return reply.code(204).send(null);
     },
   );

@@ -43,7 +43,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
     async (request, reply) => {
       const result = await requestUploadUrl(
         deps.db,
-        installationOf(request),
+        { ...installationOf(request), requestId: String(request.id) },
         {
           datasetId: request.params.id,
           mode: request.query.mode ?? 'create',
@@ -79,7 +79,7 @@ export function loadingRoutes(app: TypedApp, deps: ApiDeps): void {
     async (request, reply) => {
       const result = await requestRecordsLoad(
         deps.db,
-        installationOf(request),
+        { ...installationOf(request), requestId: String(request.id) },
         {
           datasetId: request.params.id,
           mode: request.query.mode ?? 'create',

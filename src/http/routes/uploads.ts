@@ -3,7 +3,7 @@
 // domain (domain/jobs/receive-upload.ts); this handler checks the signature and answers.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { streamedBody } from '../streamed-body.js';
+import { settleBody, streamedBody } from '../streamed-body.js';
 import { receiveUpload } from '../../domain/jobs/receive-upload.js';
 import { newUploadClaim } from '../../domain/jobs/uploads.js';
 import { uploadPath } from '../../domain/jobs/requests.js';
@@ -83,6 +83,7 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
             code: 'signed_url_invalid',
           });
         const length = request.headers['content-length'];
+        const body = streamedBody(request.raw);
         const answer = await receiveUpload(
           { db: deps.db, objects: deps.objects, maxBytes: deps.config.uploadMaxBytes },
           {
@@ -91,10 +92,12 @@ export function uploadReceiverRoutes(root: TypedApp, deps: ApiDeps): void {
             contentType: request.headers['content-type'],
             contentRange: request.headers['content-range'],
             contentLength: length === undefined ? null : Number(length),
-            body: streamedBody(request.raw),
+            body,
             claim: newUploadClaim(),
           },
         );
+        // A slice answered without being stored (a repeat, one past the persisted prefix) was not read.
+        await settleBody(request.raw, body, reply, deps.config.uploadMaxBytes);
         if (answer.status === 200) {
           deps.notifier.notify();
           return reply.code(200).send(answer.body);

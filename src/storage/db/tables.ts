@@ -177,6 +177,8 @@ export interface DatasetJobsTable {
   /** The installation whose access token created the job (null: created before #13); its app gets
    * the job's webhook events. */
   installation_id: number | null;
+  /** The id of the API request that created the job (its X-Request-Id; null: created before #34). */
+  request_id: string | null;
 }
 
 /** One defect of a job's file, stored as the parse goes (all of them, not only the first 100). */
