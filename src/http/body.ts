@@ -1,6 +1,7 @@
-// Empty request bodies. Clients that send `Content-Type: application/json` on every request (DXAPI
-// clients do) send it on body-less POSTs too: an empty body is "no body", never a JSON error; a
-// route whose body is optional treats it as `{}`, and one that needs a body says what is missing.
+// Request bodies: JSON only on JSON endpoints (any other media type is 415), and empty ones.
+// Clients that send `Content-Type: application/json` on every request (DXAPI clients do) send it
+// on body-less POSTs too: an empty body is "no body", never a JSON error; a route whose body is
+// optional treats it as `{}`, and one that needs a body says what is missing.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { problem } from '../errors.js';
 import { jsonHoldsNul, nulInBody } from './nul-characters.js';
