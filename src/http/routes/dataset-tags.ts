@@ -56,6 +56,10 @@ export function datasetTagRoutes(app: TypedApp, deps: ApiDeps): void {
     {
       schema: {
         summary: 'Remove a tag from the dataset',
+        description:
+          'Any app that sees the dataset may remove any of its tags. Removing the tag of the app that ' +
+          'created it, by another app, takes that app’s access away: the removal is recorded in the ' +
+          'workspace’s audit log, where the workspace’s owners see it and can tag the app again.',
         operationId: 'removeDatasetTag',
         tags: ['datasets'],
         security,

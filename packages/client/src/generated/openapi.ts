@@ -333,7 +333,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a tag from the dataset */
+        /**
+         * Remove a tag from the dataset
+         * @description Any app that sees the dataset may remove any of its tags. Removing the tag of the app that created it, by another app, takes that app’s access away: the removal is recorded in the workspace’s audit log, where the workspace’s owners see it and can tag the app again.
+         */
         delete: operations["removeDatasetTag"];
         options?: never;
         head?: never;
