@@ -13,6 +13,7 @@ import { startWorker, type Worker } from '../worker/worker.js';
 import { ABANDONED_PUT_MS } from '../worker/sweep.js';
 import { listeningUrl } from '../lib/listening-url.js';
 import { createServices } from './services.js';
+import { listenForJobWakeups, type JobWakeupListener } from '../storage/db/job-wakeups.js';
 import type { Services } from '../domain/services.js';
 import { runProxyRole, type ProxyRole } from '../proxy/cluster.js';
 import { startUploadArrivals } from './upload-arrivals.js';
@@ -152,11 +153,18 @@ export async function startService(config: Config, options: StartOptions = {}): 
 
     let worker: Worker | null = null;
     let uploads: UploadWatcher | null = null;
+    let wakeups: JobWakeupListener | null = null;
     if (config.roles.includes('worker')) {
       const log = roleLogger(logger, 'worker');
       const workerServices = services.forRole('worker');
       worker = startWorker({ config, ...workerServices, log });
       uploads = startUploadArrivals(config, workerServices, log);
+      const { notifier } = services;
+      wakeups = listenForJobWakeups(
+        database,
+        () => notifier.wakeLocal(),
+        (err) => log.warn({ err }, 'job wake-ups from other processes lost; polling meanwhile'),
+      );
       log.info({ concurrency: config.workerConcurrency }, 'worker started');
     }
 
@@ -192,6 +200,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           started.proxy?.close(),
           uploadsClosed,
           worker?.close(),
+          wakeups?.close(),
         ]);
         // The admin port answers (not ready) until the roles have stopped.
         await started.admin?.close();

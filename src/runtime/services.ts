@@ -10,6 +10,7 @@ import { resolveSigningSecret } from './signing-secret.js';
 import { JobObserverPlugin } from '../domain/jobs/lifecycle.js';
 import type { Logger } from '../lib/logger.js';
 import { jobSignals } from './job-signals.js';
+import { publishJobWakeup } from '../storage/db/job-wakeups.js';
 
 /** The services of a process, and of each role it runs. */
 export interface ProcessServices extends Services {
@@ -36,7 +37,8 @@ export function createServices(
     objects: createObjectStore(config),
     records: createRecordStore(database),
     signingSecret: resolveSigningSecret(config),
-    notifier: new JobNotifier(),
+    // On PostgreSQL a queued job also wakes the workers of other processes (NOTIFY).
+    notifier: new JobNotifier(database.engine.kind === 'postgres' ? () => publishJobWakeup(database) : null),
     metrics,
   };
   // The same handle and pool, carrying the job observer (domain/jobs/lifecycle.ts); each handle

@@ -61,7 +61,7 @@ export function startWorker(deps: WorkerDeps): Worker {
       .catch((err: unknown) => deps.log.error({ err, jobId: job.id }, 'job runner failed'))
       .finally(() => {
         running.delete(job.id);
-        deps.notifier.notify();
+        deps.notifier.wakeLocal();
       });
     running.set(job.id, { promise, controller });
   };

@@ -1,0 +1,70 @@
+// On PostgreSQL a job queued by the API wakes a worker in another process at once (LISTEN/NOTIFY,
+// storage/db/job-wakeups.ts), not at its next poll: here the worker polls once a minute, so only
+// the wake-up can start its jobs within the test's time. A listener whose connection is cut
+// connects again, and loses no job meanwhile.
+import { after, before, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { onDatabase } from '../support/databases.js';
+import { startFixture, type Fixture } from '../support/fixture.js';
+import { uploadAndWait } from '../support/loading.js';
+import { eventually } from '../support/poll.js';
+import { BIN } from '../support/scale-out.js';
+import { startWorkerProcess, type WorkerProcess } from '../support/workers.js';
+
+const PROPS = [
+  { name: 'id', type: 'integer' },
+  { name: 'name', type: 'string' },
+];
+
+await onDatabase('postgres', 'a queued job wakes a worker of another process', (target) => {
+  let h: Fixture;
+  let worker: WorkerProcess;
+  before(async () => {
+    h = await startFixture(target, { ROLES: 'api' });
+    worker = startWorkerProcess(BIN, { ...h.processEnv, WORKER_POLL_MS: '60000', LOG_LEVEL: 'info' });
+    await worker.ready();
+  });
+  after(async () => {
+    worker.kill('SIGKILL');
+    await worker.exited;
+    await h.close();
+  });
+
+  /** The worker's listening session, found by the LISTEN it ran on this schema's channel. */
+  const listener = async (): Promise<number | undefined> => {
+    const { rows } = await sql<{ pid: number }>`
+      select pid from pg_stat_activity
+      where query = 'listen "' || 'dx_jobs_' || left(md5(current_schema()), 16) || '"'`.execute(
+      h.database.db,
+    );
+    return rows[0]?.pid;
+  };
+
+  it('starts the job at once although the worker polls once a minute', async () => {
+    assert.ok(await eventually(async () => (await listener()) !== undefined), 'the worker listens');
+    const id = await h.defineDataset(PROPS, ['id']);
+    const started = Date.now();
+    const job = await uploadAndWait(h, id, 'id,name\n1,a\n2,b\n');
+    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
+    assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+  });
+
+  it('listens again once its connection is cut, and misses no job', async () => {
+    const pid = await listener();
+    assert.ok(pid !== undefined);
+    await sql`select pg_terminate_backend(${pid})`.execute(h.database.db);
+    // Queued while the worker is not listening: its first look after reconnecting finds it.
+    const id = await h.defineDataset(PROPS, ['id']);
+    const job = await uploadAndWait(h, id, 'id,name\n3,c\n');
+    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
+    assert.ok(
+      await eventually(async () => {
+        const again = await listener();
+        return again !== undefined && again !== pid;
+      }),
+      'a new listening session',
+    );
+    assert.match(worker.output(), /job wake-ups from other processes lost/);
+  });
+});
