@@ -26,7 +26,8 @@ export interface JobWakeupListener {
 
 /**
  * Listens on `database`'s channel on a connection of its own (LISTEN holds a session), calling
- * `onWakeup` for each notification; reconnects when the connection is lost. Null on SQLite.
+ * `onWakeup` for each notification; reconnects every second while the connection is lost, telling
+ * `onError` once per outage. Null on SQLite.
  */
 export function listenForJobWakeups(
   database: Database,
@@ -38,6 +39,7 @@ export function listenForJobWakeups(
   let closed = false;
   let client: pg.Client | null = null;
   let retry: NodeJS.Timeout | null = null;
+  let inOutage = false;
 
   const connect = async (): Promise<void> => {
     const c = new pg.Client(options);
@@ -49,7 +51,10 @@ export function listenForJobWakeups(
       c.removeAllListeners('notification');
       void c.end().catch(() => undefined);
       if (closed) return;
-      onError(err);
+      if (!inOutage) {
+        inOutage = true;
+        onError(err);
+      }
       retry = setTimeout(() => void connect(), RECONNECT_MS);
     };
     c.on('error', lost);
@@ -60,6 +65,7 @@ export function listenForJobWakeups(
       const { rows } = await c.query<{ channel: string }>(`select ${CHANNEL_SQL} as channel`);
       const channel = rows[0]?.channel ?? '';
       await c.query(`listen "${channel}"`);
+      inOutage = false;
       // Jobs queued while it was not listening are found by this look.
       onWakeup();
     } catch (err) {
