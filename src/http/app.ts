@@ -168,7 +168,7 @@ export async function buildApp(
       await v1.register(async (scope) => {
         const s = scope as unknown as TypedApp;
         requireAccessToken(s, deps);
-        serveFromReadCache(s, deps.readCache);
+        serveFromReadCache(s, deps.readCache, deps.metrics);
         datasetRoutes(s, deps);
         datasetTagRoutes(s, deps);
         loadingRoutes(s, deps);

@@ -9,6 +9,7 @@
 // Only routes whose answer depends on nothing else opt in (`config: { readCache: true }`): not
 // those that sign links with an expiry, and not those that read other tables.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
 import type { Epochs } from '../domain/identity/credential-cache.js';
 import { hashSecret } from '../lib/secrets.js';
 
@@ -95,7 +96,13 @@ export function decorateReadCache(app: FastifyInstance): void {
  * Serves the opted-in GET routes of `scope` from `cache`. Register after the scope's
  * authentication hook, which reads the epochs (hooks run in the order they were added).
  */
-export function serveFromReadCache(scope: FastifyInstance, cache: ReadCache): void {
+export function serveFromReadCache(scope: FastifyInstance, cache: ReadCache, registry: Registry): void {
+  const looks = new Counter({
+    name: 'dx_api_kept_answers_total',
+    help: 'GET requests of routes whose answers are kept: sent a kept answer (hit) or answered afresh (miss)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
   scope.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'GET' || request.routeOptions.config.readCache !== true) return;
     const epochs = request.epochs;
@@ -103,9 +110,11 @@ export function serveFromReadCache(scope: FastifyInstance, cache: ReadCache): vo
     const key = cacheKey(request);
     const hit = cache.get(key, epochs);
     if (hit === undefined) {
+      looks.inc({ result: 'miss' });
       request.readCacheKey = key;
       return;
     }
+    looks.inc({ result: 'hit' });
     await reply.type(hit.contentType).send(hit.body);
     return reply;
   });

@@ -38,6 +38,10 @@ await forEachDatabase('GET answers kept while the epochs hold', (target) => {
     await db.updateTable('datasets').set({ name: 'Renamed underneath' }).where('id', '=', id).execute();
     await sql`update change_epochs set epoch = ${data} where name = 'data'`.execute(db);
     assert.deepEqual(await names(), first, 'the kept answer, the epochs being those it was made under');
+    const hits = /^dx_api_kept_answers_total\{result="hit"\} (\d+)/m.exec(
+      (await h.app.inject('/metrics')).body,
+    );
+    assert.ok(Number(hits?.[1]) >= 1, 'counted as a hit in /metrics');
     // The same change as another process makes it: the trigger bumps the epoch.
     await db.updateTable('datasets').set({ name: 'Renamed for real' }).where('id', '=', id).execute();
     assert.ok((await names()).includes('Renamed for real'));
