@@ -247,6 +247,7 @@ test("each role's /metrics holds that role's metrics only", async () => {
     const families = (text: string) =>
       [...text.matchAll(/^# HELP (dx_\w+)/gm)].map((m) => m[1] as string).sort();
     assert.deepEqual(families(api), [
+      'dx_api_kept_answers_total',
       'dx_api_request_duration_seconds',
       'dx_api_requests_total',
       'dx_job_duration_seconds',
