@@ -8,7 +8,7 @@ import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import type { Db } from '../identity/users.js';
 import { findVisibleDataset, visibleTo, type DatasetReader } from '../datasets/datasets.js';
-import { decodePageToken, encodePageToken, invalidPageToken, parsePageSize } from '../records/query.js';
+import { encodePageToken, parsePageSize, timeAndIdAfter } from '../records/query.js';
 import {
   JOB_STATUS_CODES,
   type ContentType,
@@ -340,12 +340,7 @@ export async function listDatasetJobs(
   query: { pageSize?: unknown; pageToken?: unknown } = {},
 ): Promise<JobsPage> {
   const pageSize = parsePageSize(query.pageSize);
-  let after: [string, string] | null = null;
-  if (typeof query.pageToken === 'string' && query.pageToken !== '') {
-    const [createdAt, id] = decodePageToken(query.pageToken, 2).k;
-    if (typeof createdAt !== 'string' || typeof id !== 'string') throw invalidPageToken();
-    after = [createdAt, id];
-  }
+  const after = timeAndIdAfter(query.pageToken);
   await findVisibleDataset(db, caller, datasetId);
   const rows = await db
     .selectFrom('dataset_jobs')

@@ -44,6 +44,15 @@ export function invalidPageToken(): Error {
   });
 }
 
+/** The (created_at, id) position after which a newest-first list resumes, or null without a
+ * pageToken; a token of another shape is a 400. */
+export function timeAndIdAfter(pageToken: unknown): [string, string] | null {
+  if (typeof pageToken !== 'string' || pageToken === '') return null;
+  const [createdAt, id] = decodePageToken(pageToken, 2).k;
+  if (typeof createdAt !== 'string' || typeof id !== 'string') throw invalidPageToken();
+  return [createdAt, id];
+}
+
 /** Turns query parameters other than paging into typed filters; unknown properties are a 400. */
 export function parseFilters(
   schema: DatasetSchema,

@@ -7,7 +7,7 @@ import type { DeliveryStatus, Tables, WebhookDeliveryRow, WebhookEvent } from '.
 import { problem } from '../../errors.js';
 import { formatMicros, nowTimestamp } from '../../lib/time.js';
 import type { Db } from '../identity/users.js';
-import { decodePageToken, encodePageToken, invalidPageToken, parsePageSize } from '../records/query.js';
+import { encodePageToken, parsePageSize, timeAndIdAfter } from '../records/query.js';
 import { viewJobs, type Job } from '../jobs/view.js';
 import type { LinkSigning } from '../jobs/rejected-rows-link.js';
 import { RETRY_WINDOW_MS } from './outbox.js';
@@ -176,12 +176,7 @@ export async function listDeliveries(
   query: { pageSize?: unknown; pageToken?: unknown },
 ): Promise<{ metadata: { count: number; nextPageToken: string | null }; data: Delivery[] }> {
   const pageSize = parsePageSize(query.pageSize);
-  let after: [string, string] | null = null;
-  if (typeof query.pageToken === 'string' && query.pageToken !== '') {
-    const [createdAt, id] = decodePageToken(query.pageToken, 2).k;
-    if (typeof createdAt !== 'string' || typeof id !== 'string') throw invalidPageToken();
-    after = [createdAt, id];
-  }
+  const after = timeAndIdAfter(query.pageToken);
   const rows = await db
     .selectFrom('webhook_deliveries')
     .selectAll()
