@@ -122,6 +122,9 @@ await consoleSuite('console pages in Chromium: phone width and keyboard', (c) =>
       assert.equal(first.outlineStyle, 'solid');
       assert.ok(first.outlineWidth >= 2, String(first.outlineWidth));
       await page.keyboard.press('Enter');
+      // The fragment navigation completes after the key press returns: wait for it (a timeout
+      // fails the test just as the assertion would), then move on from the new focus point.
+      await page.waitForFunction('location.hash === "#main"', undefined, { timeout: 5000 });
       assert.equal(new URL(page.url()).hash, '#main');
       await page.keyboard.press('Tab');
       assert.equal(
