@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { request } from 'undici';
-import { mintAccessToken } from '../../src/domain/identity/access-tokens.js';
+import { mintAccessToken, tokenMinting } from '../../src/domain/identity/access-tokens.js';
+import { CredentialCache } from '../../src/domain/identity/credential-cache.js';
 import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
 import { createApp } from '../../src/domain/identity/apps.js';
 import { openDatabase } from '../../src/storage/db/database.js';
@@ -238,14 +239,18 @@ async function onboard(url: string, schema: string | null): Promise<AppCredentia
   try {
     await migrateToLatest(database);
     const app = await createApp(database.db, { name: 'Bench App', alg: 'ES256' });
-    const access = await mintAccessToken(database.db, {
-      appKeyKid: null,
-      appId: app.app.id,
-      installationId: app.installationId,
-      workspaceKey: app.workspaceKey,
-      permissions: [],
-      ttlSeconds: 86_400,
-    });
+    const access = await mintAccessToken(
+      database.db,
+      {
+        appKeyKid: null,
+        appId: app.app.id,
+        installationId: app.installationId,
+        workspaceKey: app.workspaceKey,
+        permissions: [],
+        ttlSeconds: 86_400,
+      },
+      { cache: tokenMinting(database.db, new CredentialCache()), epoch: 0 },
+    );
     const jwt = await signAppJwt({ appId: app.app.id, privateKeyPem: app.privateKeyPem, kid: app.kid });
     const mintBody = JSON.stringify({
       tokenType: 'appInstallation',

@@ -12,6 +12,7 @@ import { clientErrorHandler } from './client-errors.js';
 import { frameworkErrorHandler, requireHostHeader } from './framework-errors.js';
 import type { ApiDeps, TypedApp } from './deps.js';
 import { CredentialCache } from '../domain/identity/credential-cache.js';
+import { tokenMinting } from '../domain/identity/access-tokens.js';
 import { installProblemHandlers } from './problems.js';
 import { authRoutes } from './routes/auth.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -69,6 +70,7 @@ export async function buildApp(
     ...services,
     db: services.database.db,
     credentials: { accessTokens: new CredentialCache(), appJwts: new CredentialCache() },
+    minting: tokenMinting(services.database.db, new CredentialCache()),
     readCache: new ReadCache(),
     ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),
     ...(options.draining !== undefined ? { draining: options.draining } : {}),

@@ -117,3 +117,9 @@ export function appJwtOf(request: FastifyRequest): VerifiedAppJwt {
     throw problem('unauthenticated', 'An app JWT is required.', { code: 'authorization_missing' });
   return request.appJwt;
 }
+
+/** The identity epoch every credential hook reads before resolving the credential. */
+export function identityEpochOf(request: FastifyRequest): number {
+  if (request.epochs === null) throw new Error('no epochs read: the route is outside every credential scope');
+  return request.epochs.identity;
+}

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Services } from '../domain/services.js';
 import type { Tables } from '../storage/db/tables.js';
-import type { AccessTokenCache } from '../domain/identity/access-tokens.js';
+import type { AccessTokenCache, TokenMinting } from '../domain/identity/access-tokens.js';
 import type { AppJwtCache } from '../domain/identity/app-jwt.js';
 import type { ReadCache } from './read-cache.js';
 
@@ -18,6 +18,8 @@ export interface ApiDeps extends Services {
   /** The metadata database's query builder (services.database.db). */
   db: Kysely<Tables>;
   credentials: CredentialCaches;
+  /** The token rows this process writes, and the installations its mints resolved. */
+  minting: TokenMinting;
   /** GET answers reused while the epochs hold (read-cache.ts). */
   readCache: ReadCache;
   /** More Prometheus text for /metrics (the proxy's cluster workers). */

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { forEachDatabase } from '../support/databases.js';
 import { callApi, startFixture, type Fixture } from '../support/fixture.js';
-import { onboardApp, ownToken } from '../support/onboarding.js';
+import { accessToken, onboardApp, ownToken } from '../support/onboarding.js';
 import { rotateWorkspaceKey } from '../../src/domain/identity/workspaces.js';
 import { removeInstallation } from '../../src/domain/identity/installations.js';
 import { revokeAppKey } from '../../src/domain/identity/apps.js';
@@ -62,6 +62,41 @@ await forEachDatabase('credentials reused across requests', (target) => {
     const tokenRefused = await datasets(token);
     assert.equal(tokenRefused.status, 401);
     assert.match(tokenRefused.text, /app key that minted this access token has been revoked/);
+  });
+
+  void it('a mint after the workspace key is rotated checks the new key, not the one kept', async () => {
+    const partner = await onboardApp(h, 'Re-keyed minting app', 'ES256');
+    await ownToken(h, partner);
+    await ownToken(h, partner);
+    const rotated = await rotateWorkspaceKey(h.database.db, partner.workspaceId, null);
+    assert.ok(rotated !== null);
+    await assert.rejects(ownToken(h, partner), /clientToken failed: 403 .*workspace_key_mismatch/);
+    const token = await accessToken(h, partner, partner.installationId, rotated.workspaceKey);
+    assert.equal((await datasets(token)).status, 200);
+  });
+
+  void it('mints at once, each token committed before it is answered, each working', async () => {
+    const partner = await onboardApp(h, 'Busy minting app', 'ES256');
+    const countTokens = async () =>
+      Number(
+        (
+          await h.database.db
+            .selectFrom('access_tokens')
+            .innerJoin('installations', 'installations.id', 'access_tokens.installation_id')
+            .where('installations.id', '=', partner.installationId)
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const before = await countTokens();
+    const tokens = await Promise.all(Array.from({ length: 40 }, () => ownToken(h, partner)));
+    assert.equal(new Set(tokens).size, 40);
+    assert.equal((await countTokens()) - before, 40);
+    const answers = await Promise.all(tokens.map((t) => datasets(t)));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      tokens.map(() => 200),
+    );
   });
 
   void it('a workspace key rotated by another process (the CLI) stops a token this process kept', async () => {

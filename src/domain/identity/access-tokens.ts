@@ -1,13 +1,15 @@
 // Per-installation access tokens: opaque random bearer tokens, stored as SHA-256 hashes, checked
 // against the installation, the workspace key version and the app key that minted them on every
 // call, so revocation (of the installation, the workspace key or the app key) is immediate.
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import { problem } from '../../errors.js';
 import { hashSecret, randomSecret } from '../../lib/secrets.js';
 import { formatSeconds, nowSeconds, nowTimestamp } from '../../lib/time.js';
 import type { Db } from './users.js';
 import { asWorkspaceType, workspaceKeyMatches, type WorkspaceType } from './workspaces.js';
 import type { CredentialCache, UnderEpoch } from './credential-cache.js';
+import { GroupInsert } from '../../storage/db/group-insert.js';
+import type { AccessTokensTable } from '../../storage/db/tables.js';
 
 export const PERMISSIONS = ['datasets:read', 'datasets:write'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -55,16 +57,49 @@ export interface MintRequest {
   within?: InstallationPrincipal;
 }
 
-/** Mints an access token for one of the app's installations, given its workspace's key. */
-export async function mintAccessToken(db: Db, req: MintRequest): Promise<IssuedToken> {
-  const row = await db
-    .selectFrom('installations as i')
-    .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
-    .select(['i.id', 'i.app_id', 'w.key_hash', 'w.key_version'])
-    .where('i.id', '=', req.installationId)
-    .executeTakeFirst();
+/** What minting keeps per process: the rows it writes, and what installations resolved to. */
+export interface TokenMinting {
+  /** Token rows, committed together with those of concurrent mints (group-insert.ts). */
+  rows: GroupInsert<Insertable<AccessTokensTable>>;
+  /** An installation's app and workspace key, reused while the identity epoch holds (a key
+   * rotation or an uninstall bumps it). */
+  installations: CredentialCache<InstallationKey>;
+}
+
+/** What a mint checks of an installation: its app, and its workspace's key. */
+interface InstallationKey {
+  id: number;
+  app_id: string;
+  key_hash: string;
+  key_version: number;
+}
+
+/** A process's minting state over `db`. */
+export function tokenMinting(db: Db, installations: CredentialCache<InstallationKey>): TokenMinting {
+  return {
+    rows: new GroupInsert((rows) =>
+      db
+        .insertInto('access_tokens')
+        .values(rows)
+        .execute()
+        .then(() => undefined),
+    ),
+    installations,
+  };
+}
+
+/**
+ * Mints an access token for one of the app's installations, given its workspace's key; `minting`'s
+ * epoch is the identity epoch read before this call.
+ */
+export async function mintAccessToken(
+  db: Db,
+  req: MintRequest,
+  minting: UnderEpoch<TokenMinting>,
+): Promise<IssuedToken> {
+  const row = await installationKey(db, req.installationId, minting);
   // The real service answers 400 for an installation that is not the app's (or none): no existence leak.
-  if (row === undefined || row.app_id !== req.appId) {
+  if (row === null || row.app_id !== req.appId) {
     throw problem('invalid', `Installation ${req.installationId} is not an installation of this app.`, {
       errors: { installationId: ['not an installation of this app'] },
     });
@@ -85,20 +120,37 @@ export async function mintAccessToken(db: Db, req: MintRequest): Promise<IssuedT
   const now = nowSeconds();
   const token = randomSecret(ACCESS_TOKEN_PREFIX);
   const expiresAt = Math.min(now + req.ttlSeconds, req.within?.expiresAt ?? Infinity);
-  await db
-    .insertInto('access_tokens')
-    .values({
-      token_hash: hashSecret(token),
-      installation_id: row.id,
-      key_version: row.key_version,
-      permissions: permissions.join(' '),
-      expires_at: expiresAt,
-      created_at: nowTimestamp(),
-      app_key_kid: req.within !== undefined ? req.within.appKeyKid : req.appKeyKid,
-    })
-    .execute();
+  await minting.cache.rows.insert({
+    token_hash: hashSecret(token),
+    installation_id: row.id,
+    key_version: row.key_version,
+    permissions: permissions.join(' '),
+    expires_at: expiresAt,
+    created_at: nowTimestamp(),
+    app_key_kid: req.within !== undefined ? req.within.appKeyKid : req.appKeyKid,
+  });
   await sweepExpiredTokens(db, now);
   return { tokenType: 'Bearer', expiresAt: formatSeconds(expiresAt), token };
+}
+
+/** The installation's app and workspace key; null when there is no such installation (not kept). */
+async function installationKey(
+  db: Db,
+  installationId: number,
+  { cache, epoch }: UnderEpoch<TokenMinting>,
+): Promise<InstallationKey | null> {
+  const key = String(installationId);
+  const kept = cache.installations.get(key, epoch);
+  if (kept !== undefined) return kept;
+  const row = await db
+    .selectFrom('installations as i')
+    .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
+    .select(['i.id', 'i.app_id', 'w.key_hash', 'w.key_version'])
+    .where('i.id', '=', installationId)
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  cache.installations.set(key, epoch, row);
+  return row;
 }
 
 let lastSweep = 0;

@@ -5,7 +5,7 @@ import { appIdFields } from '../../domain/identity/app-id.js';
 import { mintAccessToken, PERMISSIONS } from '../../domain/identity/access-tokens.js';
 import { getUser } from '../../domain/identity/users.js';
 import { asWorkspaceType, getWorkspace } from '../../domain/identity/workspaces.js';
-import { appJwtOf, callerAppOf, requireAnyCredential } from '../auth.js';
+import { appJwtOf, callerAppOf, identityEpochOf, requireAnyCredential } from '../auth.js';
 import type { ApiDeps, TypedApp } from '../deps.js';
 import { JSON_BODY_PROBLEMS, problems } from '../schemas/common.js';
 import { ref } from '../schemas/components.js';
@@ -35,15 +35,19 @@ export function authRoutes(root: TypedApp, deps: ApiDeps): void {
       },
       async (request) => {
         const within = request.installation;
-        return mintAccessToken(deps.db, {
-          appId: within?.appId ?? appJwtOf(request).app.id,
-          appKeyKid: within === null ? appJwtOf(request).kid : null,
-          installationId: installationIdOf(request.body.installationId),
-          workspaceKey: request.body.workspaceKey,
-          permissions: request.body.permissions ?? [],
-          ttlSeconds: deps.config.accessTokenTtlSeconds,
-          ...(within !== null ? { within } : {}),
-        });
+        return mintAccessToken(
+          deps.db,
+          {
+            appId: within?.appId ?? appJwtOf(request).app.id,
+            appKeyKid: within === null ? appJwtOf(request).kid : null,
+            installationId: installationIdOf(request.body.installationId),
+            workspaceKey: request.body.workspaceKey,
+            permissions: request.body.permissions ?? [],
+            ttlSeconds: deps.config.accessTokenTtlSeconds,
+            ...(within !== null ? { within } : {}),
+          },
+          { cache: deps.minting, epoch: identityEpochOf(request) },
+        );
       },
     );
 
