@@ -13,6 +13,7 @@ import { frameworkErrorHandler, requireHostHeader } from './framework-errors.js'
 import type { ApiDeps, TypedApp } from './deps.js';
 import { CredentialCache } from '../domain/identity/credential-cache.js';
 import { tokenMinting } from '../domain/identity/access-tokens.js';
+import { sharedEpochReads } from '../domain/identity/epoch-reads.js';
 import { installProblemHandlers } from './problems.js';
 import { authRoutes } from './routes/auth.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -70,6 +71,7 @@ export async function buildApp(
     ...services,
     db: services.database.db,
     credentials: { accessTokens: new CredentialCache(), appJwts: new CredentialCache() },
+    epochReads: sharedEpochReads(services.database.db),
     minting: tokenMinting(services.database.db, new CredentialCache()),
     readCache: new ReadCache(),
     ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),

@@ -9,7 +9,6 @@ import {
   type InstallationPrincipal,
   type Permission,
 } from '../domain/identity/access-tokens.js';
-import { readEpochs } from '../domain/identity/credential-cache.js';
 import type { ApiDeps } from './deps.js';
 
 declare module 'fastify' {
@@ -46,7 +45,7 @@ export function decorateAuth(app: FastifyInstance): void {
 export function requireAppJwt(scope: FastifyInstance, deps: ApiDeps): void {
   scope.addHook('onRequest', async (request) => {
     const token = bearerToken(request);
-    request.epochs = await readEpochs(deps.db);
+    request.epochs = await deps.epochReads.epochs();
     request.appJwt = await verifyAppJwt(
       deps.db,
       token,
@@ -62,7 +61,7 @@ export function requireAccessToken(scope: FastifyInstance, deps: ApiDeps): void 
     const token = bearerToken(request);
     // Read first, once: what the credential resolved to and any kept answer are reused only while
     // the epochs stay as read here (credential-cache.ts, read-cache.ts).
-    request.epochs = await readEpochs(deps.db);
+    request.epochs = await deps.epochReads.epochs();
     const principal = await authenticateAccessToken(deps.db, token, {
       cache: deps.credentials.accessTokens,
       epoch: request.epochs.identity,
@@ -82,7 +81,7 @@ export function requireAccessToken(scope: FastifyInstance, deps: ApiDeps): void 
 export function requireAnyCredential(scope: FastifyInstance, deps: ApiDeps): void {
   scope.addHook('onRequest', async (request) => {
     const token = bearerToken(request);
-    request.epochs = await readEpochs(deps.db);
+    request.epochs = await deps.epochReads.epochs();
     const epoch = request.epochs.identity;
     if (token.startsWith(ACCESS_TOKEN_PREFIX))
       request.installation = await authenticateAccessToken(deps.db, token, {

@@ -6,6 +6,7 @@ import type { Tables } from '../storage/db/tables.js';
 import type { AccessTokenCache, TokenMinting } from '../domain/identity/access-tokens.js';
 import type { AppJwtCache } from '../domain/identity/app-jwt.js';
 import type { ReadCache } from './read-cache.js';
+import type { SharedEpochReads } from '../domain/identity/epoch-reads.js';
 
 /** What this process's credentials resolved to, reused while the identity epoch holds. */
 export interface CredentialCaches {
@@ -18,6 +19,8 @@ export interface ApiDeps extends Services {
   /** The metadata database's query builder (services.database.db). */
   db: Kysely<Tables>;
   credentials: CredentialCaches;
+  /** The change epochs, read once for all the requests that arrived before the read began. */
+  epochReads: SharedEpochReads;
   /** The token rows this process writes, and the installations its mints resolved. */
   minting: TokenMinting;
   /** GET answers reused while the epochs hold (read-cache.ts). */
