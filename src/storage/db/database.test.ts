@@ -1,8 +1,9 @@
-// SQLite transactions beside another process's writer: they take the write lock when they begin,
-// so busy_timeout can make them wait instead of failing at once with "database is locked".
+// SQLite files: transactions beside another process's writer take the write lock when they begin,
+// so busy_timeout can make them wait instead of failing at once with "database is locked"; and the
+// files are readable by the service's user only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -38,6 +39,32 @@ test('a transaction that reads and then writes is not refused because another co
   } finally {
     await cli.close();
     await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the database, its WAL and shared-memory files are readable by their owner only, whatever the umask', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-sqlite-mode-'));
+  const previous = process.umask(0o022);
+  try {
+    const fresh = join(dir, 'fresh.sqlite');
+    const database = await openDatabase(`sqlite:${fresh}`);
+    await sql`create table t (x integer)`.execute(database.db);
+    await sql`insert into t values (1)`.execute(database.db);
+    for (const path of [fresh, `${fresh}-wal`, `${fresh}-shm`])
+      assert.equal((statSync(path).mode & 0o777).toString(8), '600', path);
+    await database.close();
+
+    // A file made before, under the usual umask, is made private when its owner opens it.
+    const older = join(dir, 'older.sqlite');
+    writeFileSync(older, '', { mode: 0o644 });
+    const reopened = await openDatabase(`sqlite:${older}`);
+    await sql`create table t (x integer)`.execute(reopened.db);
+    assert.equal((statSync(older).mode & 0o777).toString(8), '600');
+    assert.equal((statSync(`${older}-wal`).mode & 0o777).toString(8), '600');
+    await reopened.close();
+  } finally {
+    process.umask(previous);
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,6 +1,6 @@
 // Opens the metadata database: SQLite (embedded default) or PostgreSQL (scale-out), behind one
 // Kysely handle. Engine differences are exposed as capabilities, never as instanceof checks.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { withStatementCache } from './statement-cache.js';
@@ -58,7 +58,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
 
 /** Opens a better-sqlite3 connection with the pragmas every connection of the service uses. */
 export function openSqliteConnection(file: string): BetterSqlite3.Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    keepPrivate(file);
+  }
   const conn = new BetterSqlite3(file);
   conn.pragma('journal_mode = WAL');
   conn.pragma('synchronous = NORMAL');
@@ -66,6 +69,24 @@ export function openSqliteConnection(file: string): BetterSqlite3.Database {
   conn.pragma('busy_timeout = 10000');
   conn.defaultSafeIntegers(false);
   return conn;
+}
+
+/**
+ * The file holds every dataset's records: readable by the service's user only, whatever the umask
+ * or the folder's mode. SQLite gives the WAL and shared-memory files the database file's mode, so a
+ * private database file keeps them private too; a file made before (0644 under the usual umask) is
+ * made private when its owner opens it.
+ */
+function keepPrivate(file: string): void {
+  if (!existsSync(file)) {
+    closeSync(openSync(file, 'a', 0o600));
+    return;
+  }
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (!existsSync(path)) continue;
+    const { mode, uid } = statSync(path);
+    if ((mode & 0o077) !== 0 && uid === process.getuid?.()) chmodSync(path, mode & 0o700);
+  }
 }
 
 function openSqlite(file: string): Database {
