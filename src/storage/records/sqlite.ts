@@ -58,7 +58,6 @@ export class SqliteRecordStore implements RecordStore {
     const conn = openSqliteConnection(this.file);
     let copied = { rows: 0, lastRow: 0 };
     try {
-      conn.pragma('cache_size = -65536');
       conn.exec(`drop table if exists ${quoteId(table)}`);
       conn.exec(
         `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} integer primary key, ${columnDefinitions(schema, 'sqlite')})`,
