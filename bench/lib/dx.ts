@@ -24,6 +24,12 @@ export const ENGINES: readonly Engine[] = ['sqlite', 'postgres'];
 export const ENGINE_NAMES: Record<Engine, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 /** The PostgreSQL database of the service and the psql baseline; each service gets its own schema. */
+/**
+ * The Node.js flags the service is started with in production (package.json's start, the image's
+ * ENTRYPOINT; test/deploy checks they agree), so the suite measures the process operators run.
+ */
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=16'];
+
 export const PG_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** What a client of the onboarded app holds. */
@@ -129,7 +135,7 @@ export async function spawnDx(
   );
   const service = await spawnServer(
     process.execPath,
-    [join(ctx.dist, '..', 'bin/dx.js'), 'serve', '--role', roles],
+    [...SERVICE_NODE_FLAGS, join(ctx.dist, '..', 'bin/dx.js'), 'serve', '--role', roles],
     {
       ready: api ? /API listening on (http:\/\/\S+)\/api\/v1/ : /Admin listening on (http:\/\/[^\s:]+:\d+)/,
       stdoutFile: logFile,
