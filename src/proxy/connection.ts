@@ -24,7 +24,7 @@ import {
   setMessageCompleteCallback,
   type HttpParser,
   type ParseError,
-} from './llhttp.js';
+} from './parser/index.js';
 
 /** What a client connection needs from the proxy, whose exchanges are of type `E`. */
 export interface ConnectionHost<E extends ConnectionExchange> {

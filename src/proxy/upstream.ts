@@ -14,7 +14,7 @@ import {
   RESPONSE,
   setBodyCallback,
   type HttpParser,
-} from './llhttp.js';
+} from './parser/index.js';
 
 /** What an exchange implements to be served by an upstream connection. */
 export interface UpstreamUser {
