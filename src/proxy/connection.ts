@@ -1,4 +1,4 @@
-// One client connection to the proxy: node's llhttp request parser over a plain socket, and the
+// One client connection to the proxy: an llhttp request parser over a plain socket, and the
 // exchanges it carries, one at a time. Pipelined requests wait their turn (reading pauses while they
 // do); a malformed request gets 400 (431 for oversized headers) and the connection is closed, as
 // node:http does.

@@ -1,5 +1,5 @@
 // The upstream side of the proxy: a keep-alive pool of plain TCP (or TLS) connections to
-// UPSTREAM_URL, each with node's own llhttp response parser. A connection goes back to the pool only
+// UPSTREAM_URL, each with an llhttp response parser. A connection goes back to the pool only
 // after a complete response to a completely sent request, with both sides agreeing to keep it
 // alive; on any doubt (parse error, close, timeout, an exchange given up half way) it is destroyed.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
