@@ -301,7 +301,7 @@ void describe('proxy on the wire', () => {
     // Node's binding's parsers are not garbage-collected, and the wasm ones live in the instance's
     // memory: a connection that did not close its own would leak it and what its callbacks reach.
     const backend = parserBackend();
-    const create = backend.create;
+    const create = backend.create.bind(backend);
     let closed = 0;
     backend.create = (type, callbacks) => {
       const parser = create(type, callbacks);

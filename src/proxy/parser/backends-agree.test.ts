@@ -131,7 +131,7 @@ void describe('parser backends agree', () => {
             assert.deepEqual(
               transcript(other, type, wire, cuts),
               expected,
-              `${JSON.stringify(wire.slice(0, 80))} ${cuts}`,
+              `${JSON.stringify(wire.slice(0, 80))} cut at ${cuts.join(',')}`,
             );
         }
       }
