@@ -245,6 +245,9 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   }
 
   private readonly onHeaders = (headers: string[], url: string): void => {
+    // Trailers of the chunked body being read (with that request's URL again): they end it, are
+    // not forwarded, and are no part of the next request's head.
+    if (this.parsing !== null) return;
     this.headerParts = this.headerParts === null ? headers : this.headerParts.concat(headers);
     this.urlPart += url;
   };

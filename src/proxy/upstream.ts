@@ -463,6 +463,9 @@ export class UpstreamConnection {
   }
 
   private readonly onHeaders = (headers: string[]): void => {
+    // Trailers of the chunked body being read: they end it, are not relayed, and are no part of
+    // the next response's head (which may be another client's on this pooled connection).
+    if (this.locating || this.copyingBody) return;
     this.headerParts = this.headerParts === null ? headers : this.headerParts.concat(headers);
   };
 

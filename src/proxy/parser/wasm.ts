@@ -187,6 +187,8 @@ class WasmParser implements HttpParser {
   }
 
   execute(data: Buffer): number | ParseError {
+    // Closed: nothing is read (as Node's binding does nothing on a closed parser).
+    if (this.ptr === 0) return 0;
     const engine = this.engine;
     const input = engine.takeInput(data);
     const outer = engine.current;
@@ -211,6 +213,7 @@ class WasmParser implements HttpParser {
   }
 
   finish(): ParseError | undefined {
+    if (this.ptr === 0) return undefined;
     const engine = this.engine;
     const outer = engine.current;
     engine.current = this;
@@ -253,7 +256,7 @@ class WasmParser implements HttpParser {
   // The callbacks from llhttp. A non-zero result stops it with that error.
 
   onMessageBegin(): number {
-    this.fields = [];
+    if (this.fields.length > 0) this.fields = [];
     this.url = '';
     this.statusText = '';
     return 0;
