@@ -1,6 +1,6 @@
 // A reference for the report: node:http + an undici Pool, forwarding each request with none of the
 // proxy's work (no checks, hop-by-hop filtering, limits, log or metrics). It was the floor of the
-// proxy's former stack; the proxy now runs on net + llhttp (src/proxy/llhttp.ts) and should beat it.
+// proxy's former stack; the proxy now runs on net + llhttp (src/proxy/parser/) and should beat it.
 // Usage: node dist/bench/floor-proxy.js <upstream-url>   (prints "ready <url>" on stderr)
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

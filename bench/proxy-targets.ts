@@ -69,6 +69,8 @@ export interface ProxyTargetOptions {
   /** Where its access log (stdout) goes. */
   logFile: string;
   headers: Record<string, string>;
+  /** PROXY_HTTP_PARSER (builds that predate it ignore it). */
+  httpParser?: string;
 }
 
 /** Our proxy as `serve --role proxy` runs it, in its own process (and its cluster workers). */
@@ -84,6 +86,7 @@ export async function proxyTarget(o: ProxyTargetOptions): Promise<Target> {
       DATA_DIR: o.dataDir,
       PROXY_WORKERS: String(o.workers),
       LOG_LEVEL: 'info',
+      ...(o.httpParser === undefined ? {} : { PROXY_HTTP_PARSER: o.httpParser }),
     },
   });
   const pid = proxy.child.pid as number;

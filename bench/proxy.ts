@@ -46,6 +46,12 @@ const COMPARE = (process.env.BENCH_COMPARE ?? '')
   .filter((s) => s.includes('='))
   .map((s) => s.split('=') as [string, string]);
 
+/**
+ * PROXY_HTTP_PARSER values this build runs with, one target each (e.g. `auto,wasm`): the default
+ * parser backend beside the WebAssembly one.
+ */
+const PARSERS = (process.env.BENCH_PROXY_PARSERS ?? 'auto').split(',').filter((s) => s !== '');
+
 /** The request kinds measured. */
 export const SCENARIOS = [
   { label: 'GET', path: '/v4/echoes?state=DC&limit=10' },
@@ -77,9 +83,19 @@ async function runProxyBench(ctx: BenchContext) {
         targets.push(await nginxTarget(join(ctx.tmp, `nginx-${workers}`), upstream.url, workers, AUTH));
       else ctx.log('nginx is not installed and could not be: measured without it');
       const logFile = (label: string) => join(ctx.tmp, `access-${label}-${workers}.log`);
-      targets.push(
-        await proxyTarget({ ...common, dist: ctx.dist, label: 'ours', workers, logFile: logFile('ours') }),
-      );
+      for (const httpParser of PARSERS) {
+        const label = httpParser === 'auto' ? 'ours' : `ours ${httpParser}`;
+        targets.push(
+          await proxyTarget({
+            ...common,
+            dist: ctx.dist,
+            label,
+            workers,
+            logFile: logFile(label),
+            httpParser,
+          }),
+        );
+      }
       for (const [label, dist] of COMPARE) {
         targets.push(await proxyTarget({ ...common, dist, label, workers, logFile: logFile(label) }));
       }

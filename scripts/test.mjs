@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { runsOnSupportedNode } from '../bin/node-runtime.js';
 
 function findTests(dir) {
@@ -42,12 +43,33 @@ function main() {
   // A test that hangs fails after 10 minutes (the slowest, the crash trials, take ~2.5 on a busy
   // machine) instead of holding the run until CI's own limit.
   const timeoutMs = process.env.TEST_TIMEOUT_MS ?? '600000';
-  const result = spawnSync(
-    process.execPath,
-    ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, '--test-reporter=spec', ...files],
-    { stdio: 'inherit' },
-  );
-  process.exit(result.status ?? 1);
+  const run = (list, env) =>
+    spawnSync(
+      process.execPath,
+      ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, '--test-reporter=spec', ...list],
+      { stdio: 'inherit', env },
+    ).status ?? 1;
+  const status = run(files, process.env);
+  // The proxy's suites run again on its second HTTP parser backend (src/proxy/parser/), unless a
+  // backend was chosen for this run or the first already had no other (no built-in binding). The
+  // parser's own tests check every backend in one run.
+  const again =
+    process.env.PROXY_HTTP_PARSER === undefined && hasBuiltinParser()
+      ? files.filter((f) => /[\\/]proxy[\\/]/.test(f) && !/[\\/]proxy[\\/]parser[\\/]/.test(f))
+      : [];
+  if (again.length === 0) process.exit(status);
+  console.log(`# the ${again.length} proxy suites again with PROXY_HTTP_PARSER=wasm`);
+  const second = run(again, { ...process.env, PROXY_HTTP_PARSER: 'wasm' });
+  process.exit(status !== 0 ? status : second);
+}
+
+/** Whether this Node.js has the binding the proxy's `builtin` parser backend uses. */
+function hasBuiltinParser() {
+  try {
+    return typeof createRequire(import.meta.url)('_http_common').HTTPParser === 'function';
+  } catch {
+    return false;
+  }
 }
 
 if (runsOnSupportedNode('scripts/test.mjs')) main();

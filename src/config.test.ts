@@ -40,6 +40,16 @@ test('every mistake is reported at once, one message each', () => {
   }
 });
 
+test('PROXY_HTTP_PARSER: auto by default, builtin or wasm forced, nothing else', () => {
+  assert.equal(loadConfig({}).proxy.httpParser, 'auto');
+  assert.equal(loadConfig({ PROXY_HTTP_PARSER: 'wasm' }).proxy.httpParser, 'wasm');
+  assert.equal(loadConfig({ PROXY_HTTP_PARSER: 'builtin' }).proxy.httpParser, 'builtin');
+  assert.throws(
+    () => loadConfig({ PROXY_HTTP_PARSER: 'native' }),
+    /PROXY_HTTP_PARSER: must be one of auto, builtin, wasm/,
+  );
+});
+
 test('the proxy role needs UPSTREAM_URL', () => {
   assert.throws(() => loadConfig({ ROLES: 'proxy' }), /UPSTREAM_URL: required/);
 });

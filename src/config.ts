@@ -16,6 +16,12 @@ export const ROLES = ['api', 'worker', 'proxy'] as const;
 export const INVALID_UTF8_CHOICES = ['reject', 'replace'] as const;
 export type InvalidUtf8 = (typeof INVALID_UTF8_CHOICES)[number];
 export type Role = (typeof ROLES)[number];
+/**
+ * The proxy's HTTP/1 parser (PROXY_HTTP_PARSER): Node's built-in binding, llhttp in WebAssembly,
+ * or `auto`, the built-in one when this Node.js has a working one (src/proxy/parser/).
+ */
+export const PROXY_HTTP_PARSERS = ['auto', 'builtin', 'wasm'] as const;
+export type ProxyHttpParser = (typeof PROXY_HTTP_PARSERS)[number];
 
 /** How one environment variable is read: its default and its check. A tiny schema, no library:
  * the CLI reads the configuration on every command and must start fast. */
@@ -91,6 +97,7 @@ const ENV = {
   PROXY_ID_REFRESH_MS: integer(5000, 100, 3600000),
   PROXY_WORKERS: integer(1, 1, 64),
   PROXY_UPSTREAM_CONNECTIONS: integer(128, 1, 10000),
+  PROXY_HTTP_PARSER: oneOf('auto', PROXY_HTTP_PARSERS),
   // Loading (src/worker, src/storage/objects).
   UPLOAD_MAX_BYTES: integer(5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
   LOAD_URL_ALLOWLIST: text(''),
@@ -261,6 +268,8 @@ export interface ProxyConfig {
   workers: number;
   /** Keep-alive connections per worker to the upstream. */
   upstreamConnections: number;
+  /** Which HTTP/1 parser the proxy runs. */
+  httpParser: ProxyHttpParser;
 }
 
 /** Settings of app webhook deliveries. */
@@ -362,6 +371,7 @@ export function loadConfig(
       idRefreshMs: e.PROXY_ID_REFRESH_MS,
       workers: e.PROXY_WORKERS,
       upstreamConnections: e.PROXY_UPSTREAM_CONNECTIONS,
+      httpParser: e.PROXY_HTTP_PARSER,
     },
     webhooks: {
       urlAllowlist: webhookUrlAllowlist,

@@ -11,21 +11,32 @@ import {
   UNTIL_CLOSE,
   type Framing,
 } from './body-locator.js';
-import { createParser, isParseError, RESPONSE } from './llhttp.js';
+import { availableParserBackends, isParseError, RESPONSE } from './parser/index.js';
 
-/** What llhttp makes of `wire` (one response): its body and whether it completed. */
+const backends = availableParserBackends();
+
+/**
+ * What llhttp makes of `wire` (one response): its body and whether it completed, the same with
+ * every parser backend.
+ */
 function llhttpBody(wire: Buffer): { body: Buffer; complete: boolean } {
-  const bodies: Buffer[] = [];
-  let complete = false;
-  const parser = createParser(RESPONSE, {
-    onHeadersComplete: () => 0,
-    onBody: (chunk: Buffer) => void bodies.push(chunk),
-    onMessageComplete: () => void (complete = true),
+  const results = backends.map((backend) => {
+    const bodies: Buffer[] = [];
+    let complete = false;
+    const parser = backend.create(RESPONSE, {
+      onHeadersComplete: () => 0,
+      onBody: (chunk: Buffer) => void bodies.push(chunk),
+      onMessageComplete: () => void (complete = true),
+    });
+    const r = parser.execute(wire);
+    parser.close();
+    assert.ok(!isParseError(r), `${backend.name}: ${String(r)}`);
+    return { body: Buffer.concat(bodies), complete };
   });
-  const r = parser.execute(wire);
-  parser.close();
-  assert.ok(!isParseError(r), String(r));
-  return { body: Buffer.concat(bodies), complete };
+  const [first, ...others] = results;
+  assert.ok(first !== undefined && backends.some((b) => b.name === 'wasm'));
+  for (const other of others) assert.deepEqual(other, first);
+  return first;
 }
 
 /** What the locator makes of `wire` read in pieces cut at `cuts`. */

@@ -1,4 +1,4 @@
-// One client connection to the proxy: node's llhttp request parser over a plain socket, and the
+// One client connection to the proxy: an llhttp request parser over a plain socket, and the
 // exchanges it carries, one at a time. Pipelined requests wait their turn (reading pauses while they
 // do); a malformed request gets 400 (431 for oversized headers) and the connection is closed, as
 // node:http does.
@@ -24,7 +24,7 @@ import {
   setMessageCompleteCallback,
   type HttpParser,
   type ParseError,
-} from './llhttp.js';
+} from './parser/index.js';
 
 /** What a client connection needs from the proxy, whose exchanges are of type `E`. */
 export interface ConnectionHost<E extends ConnectionExchange> {
@@ -245,6 +245,9 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   }
 
   private readonly onHeaders = (headers: string[], url: string): void => {
+    // Trailers of the chunked body being read (with that request's URL again): they end it, are
+    // not forwarded, and are no part of the next request's head.
+    if (this.parsing !== null) return;
     this.headerParts = this.headerParts === null ? headers : this.headerParts.concat(headers);
     this.urlPart += url;
   };

@@ -126,7 +126,7 @@ class Table {
 export interface MetricJson {
   name: string;
   help: string;
-  type: 'counter' | 'histogram';
+  type: 'counter' | 'histogram' | 'gauge';
   aggregator: 'sum';
   values: { value: number; labels: Record<string, string | number>; metricName?: string }[];
 }
@@ -177,6 +177,9 @@ function metric(
 export class ProxyMetrics {
   private readonly table = new Table();
 
+  /** `httpParser`: the parser backend this process runs (parser/index.ts). */
+  constructor(private readonly httpParser: string) {}
+
   /** Records one finished request. */
   record(s: RequestSample): void {
     this.table.record(s);
@@ -217,6 +220,13 @@ export class ProxyMetrics {
         'Response body bytes sent to clients.',
         'counter',
         bytesValues(t, (id) => id.bytesOut),
+      ),
+      // Summed over cluster workers: how many processes run each backend.
+      metric(
+        'dx_proxy_http_parser_processes',
+        'Proxy processes by the HTTP/1 parser backend they run (builtin or wasm).',
+        'gauge',
+        [{ labels: { backend: this.httpParser }, value: 1 }],
       ),
     ];
   }

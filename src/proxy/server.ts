@@ -1,4 +1,4 @@
-// The proxy role: a plain TCP server speaking HTTP/1.1 through node's own llhttp parser (no
+// The proxy role: a plain TCP server speaking HTTP/1.1 through llhttp (parser/index.ts; no
 // node:http objects, no framework, no HTTP client library on the hot path) that checks the two
 // headers, applies the per-ID rate and size limits, and streams the exchange to UPSTREAM_URL over a
 // keep-alive pool of raw connections.
@@ -15,6 +15,7 @@ import { ClientConnection, type ConnectionHost } from './connection.js';
 import { Exchange, type ForwardContext } from './forward.js';
 import type { RequestHeaderScan } from './headers.js';
 import { ProxyMetrics } from './metrics.js';
+import { useParserBackend } from './parser/index.js';
 import {
   bodyTooLarge,
   invalidProxyId,
@@ -78,7 +79,9 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
   const upstream = new URL(config.upstreamUrl);
   const p = config.proxy;
   const logger = deps.logger ?? roleLogger(createLogger(config.logLevel), 'proxy');
-  const metrics = new ProxyMetrics();
+  const parser = useParserBackend(p.httpParser);
+  logger.info({ backend: parser.name, setting: p.httpParser }, 'proxy HTTP parser');
+  const metrics = new ProxyMetrics(parser.name);
   const cache = new ProxyIdCache(deps.proxyIds, {
     refreshMs: p.idRefreshMs,
     onError: (err) => logger.error({ err }, 'reloading proxy IDs failed; keeping the previous set'),

@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import type { ProxyHttpParser } from '../config.js';
+import { useParserBackend } from './parser/index.js';
 import { inSharedReadBuffer, UpstreamPool, type UpstreamConnection, type UpstreamUser } from './upstream.js';
+
+// The test list runs the proxy suites once per parser backend (scripts/test.mjs).
+useParserBackend((process.env.PROXY_HTTP_PARSER ?? 'auto') as ProxyHttpParser);
 
 const BODY = randomBytes(3 * 1024 * 1024 + 5);
 

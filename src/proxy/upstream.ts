@@ -1,5 +1,5 @@
 // The upstream side of the proxy: a keep-alive pool of plain TCP (or TLS) connections to
-// UPSTREAM_URL, each with node's own llhttp response parser. A connection goes back to the pool only
+// UPSTREAM_URL, each with an llhttp response parser. A connection goes back to the pool only
 // after a complete response to a completely sent request, with both sides agreeing to keep it
 // alive; on any doubt (parse error, close, timeout, an exchange given up half way) it is destroyed.
 import { connect as netConnect, isIP, type Socket } from 'node:net';
@@ -14,7 +14,7 @@ import {
   RESPONSE,
   setBodyCallback,
   type HttpParser,
-} from './llhttp.js';
+} from './parser/index.js';
 
 /** What an exchange implements to be served by an upstream connection. */
 export interface UpstreamUser {
@@ -463,6 +463,9 @@ export class UpstreamConnection {
   }
 
   private readonly onHeaders = (headers: string[]): void => {
+    // Trailers of the chunked body being read: they end it, are not relayed, and are no part of
+    // the next response's head (which may be another client's on this pooled connection).
+    if (this.locating || this.copyingBody) return;
     this.headerParts = this.headerParts === null ? headers : this.headerParts.concat(headers);
   };
 

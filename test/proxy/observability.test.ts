@@ -57,6 +57,17 @@ void describe('proxy access log and metrics', () => {
     }
   });
 
+  void it('logs at start and counts in a gauge the HTTP parser backend it runs', async () => {
+    const chosen = s.config.proxy.httpParser;
+    const start = s.logLines.find((l) => l.msg === 'proxy HTTP parser');
+    assert.ok(start !== undefined);
+    assert.equal(start.setting, chosen);
+    const backend = start.backend as string;
+    assert.ok(chosen === 'auto' ? ['builtin', 'wasm'].includes(backend) : backend === chosen, backend);
+    const text = await proxyRegistry([s.proxy.metrics.toJSON(), s.proxy.metrics.toJSON()]).metrics();
+    assert.match(text, new RegExp(`dx_proxy_http_parser_processes\\{backend="${backend}"\\} 2`));
+  });
+
   void it('exposes counters and latency histograms per proxy ID prefix, method and status class', async () => {
     await call(`${s.proxy.url}/v4/echoes?secret=value`, { headers: s.headers });
     await call(`${s.proxy.url}/v4/status/503`, { headers: s.headers });

@@ -47,6 +47,8 @@ export async function startStack(env: Record<string, string> = {}, upstreamUrl?:
     DATA_DIR: dir,
     UPSTREAM_URL: upstreamUrl ?? upstream.url,
     LOG_LEVEL: 'info',
+    // The test list runs the proxy suites once per parser backend (scripts/test.mjs).
+    PROXY_HTTP_PARSER: process.env.PROXY_HTTP_PARSER ?? 'auto',
     ...env,
   });
   const logLines: Record<string, unknown>[] = [];

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createParser, HTTPParser, RESPONSE } from '../../src/proxy/llhttp.js';
+import { createParser, parserBackend, RESPONSE } from '../../src/proxy/parser/index.js';
 import { AUTH, eventually, startStack, type Stack } from './stack.js';
 
 interface RawResponse {
@@ -297,15 +297,20 @@ void describe('proxy on the wire', () => {
     c.close();
   });
 
-  void it("frees each connection's native parser after the connection closes", async () => {
-    // The binding's parsers are not garbage-collected: a connection that did not close its own
-    // would leak the parser and everything its callbacks reach.
-    const proto = HTTPParser.prototype as { close: () => void };
-    const original = proto.close;
+  void it("frees each connection's parser after the connection closes", async () => {
+    // Node's binding's parsers are not garbage-collected, and the wasm ones live in the instance's
+    // memory: a connection that did not close its own would leak it and what its callbacks reach.
+    const backend = parserBackend();
+    const create = backend.create.bind(backend);
     let closed = 0;
-    proto.close = function (this: unknown) {
-      closed++;
-      original.call(this);
+    backend.create = (type, callbacks) => {
+      const parser = create(type, callbacks);
+      const close = parser.close.bind(parser);
+      parser.close = () => {
+        closed++;
+        close();
+      };
+      return parser;
     };
     try {
       for (let i = 0; i < 10; i++) {
@@ -316,7 +321,7 @@ void describe('proxy on the wire', () => {
       }
       await eventually(() => closed >= 10);
     } finally {
-      proto.close = original;
+      backend.create = create;
     }
   });
 
