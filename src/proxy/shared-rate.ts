@@ -111,10 +111,11 @@ export class SharedRateLimiter implements RateLimit {
     } catch (err) {
       this.failures++;
       if (this.isShared && this.failures >= FAILURES_FOR_OUTAGE) this.changeShared(false, err);
-      // Until then the counts go in the next report; after, only the keys do (to see the store
-      // return), so an outage leaves no debt behind.
-      if (this.isShared) for (const [key, n] of counts) this.counts.set(key, n + (this.counts.get(key) ?? 0));
-      else for (const key of [...counts.keys(), ...this.counts.keys()]) this.counts.set(key, 0);
+      // A report that timed out may still be applied, so its counts are not sent again (at worst
+      // they go uncounted); its keys are, to learn their levels or to see the store return.
+      for (const key of counts.keys()) if (!this.counts.has(key)) this.counts.set(key, 0);
+      // No debt from an outage: what was admitted meanwhile was limited per process.
+      if (!this.isShared) for (const key of this.counts.keys()) this.counts.set(key, 0);
     } finally {
       this.settling = false;
     }
