@@ -227,7 +227,7 @@ export class ProxyMetrics {
             {
               ...metric(
                 'dx_proxy_rate_limit_shared',
-                '1 while the rate limit is shared through the database; 0 while this process (or, summed over workers, any) limits alone because the database is unreachable.',
+                '1 while the rate limit is shared through the database; 0 while this process (over cluster workers: any of them) limits alone because the database is unreachable.',
                 'gauge',
                 [{ labels: {}, value: this.rateLimitShared ? 1 : 0 }],
               ),
