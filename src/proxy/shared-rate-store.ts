@@ -2,7 +2,7 @@
 // SQLite file for the processes of one host. One statement per report settles every key in it:
 // an upsert that refills, charges and returns the level atomically, whichever process runs it.
 import type { Statement } from 'better-sqlite3';
-import type { Database } from '../storage/db/database.js';
+import type { Database, PostgresEngine } from '../storage/db/database.js';
 import { openSqliteConnection } from '../storage/db/database.js';
 import type { RateStore } from './shared-rate.js';
 
@@ -43,9 +43,7 @@ function chunks<T>(items: readonly T[]): T[][] {
   return out;
 }
 
-type Pool = Extract<Database['engine'], { kind: 'postgres' }>['pool'];
-
-function postgresRateStore(pool: Pool): ClosableRateStore {
+function postgresRateStore(pool: PostgresEngine['pool']): ClosableRateStore {
   const text = `insert into proxy_rate_buckets (proxy_id, tokens, refilled_at)
     select * from unnest($3::text[], $4::float8[], $5::float8[])
     ${settleSql('least', 'greatest', '$1::float8', '$2::float8')}`;
