@@ -158,3 +158,17 @@ test('DATABASE_POOL_SIZE: 10 by default, 1 to 1000', () => {
     /DATABASE_POOL_SIZE: must be between 1/,
   );
 });
+
+test('PROXY_RATE_SYNC_MS: 100 by default; 0 keeps the rate limit per process; else at least 10', () => {
+  assert.equal(loadConfig({}).proxy.rateSyncMs, 100);
+  assert.equal(loadConfig({ PROXY_RATE_SYNC_MS: '0' }).proxy.rateSyncMs, 0);
+  assert.equal(loadConfig({ PROXY_RATE_SYNC_MS: '10' }).proxy.rateSyncMs, 10);
+  assert.throws(
+    () => loadConfig({ PROXY_RATE_SYNC_MS: '5' }),
+    /PROXY_RATE_SYNC_MS: must be 0 \(per-process limit\) or at least 10/,
+  );
+  assert.throws(
+    () => loadConfig({ PROXY_RATE_SYNC_MS: '-1' }),
+    /PROXY_RATE_SYNC_MS: must be between 0 and 60000/,
+  );
+});

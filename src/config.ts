@@ -94,6 +94,9 @@ const ENV = {
   PROXY_BODY_LIMIT_BYTES: integer(10485760, 0, Number.MAX_SAFE_INTEGER),
   PROXY_RATE_LIMIT: decimal(0, 0),
   PROXY_RATE_BURST: integer(0, 0, 1000000),
+  // How often each proxy process reports to the rate-limit buckets it shares with the others
+  // through the database (proxy/shared-rate.ts); 0 keeps the limit per process.
+  PROXY_RATE_SYNC_MS: integer(100, 0, 60000),
   PROXY_ID_REFRESH_MS: integer(5000, 100, 3600000),
   PROXY_WORKERS: integer(1, 1, 64),
   PROXY_UPSTREAM_CONNECTIONS: integer(128, 1, 10000),
@@ -262,6 +265,11 @@ export interface ProxyConfig {
   rateLimit: number;
   /** Bucket size: requests a proxy ID may send at once; defaults to max(1, rateLimit). */
   rateBurst: number;
+  /**
+   * How often each proxy process settles its rate-limit buckets with the ones shared through the
+   * database; 0 keeps the limit per process (each of N processes then admits the whole rate).
+   */
+  rateSyncMs: number;
   /** How often the in-memory set of active proxy IDs is reloaded from the database. */
   idRefreshMs: number;
   /** Processes serving the proxy port (node:cluster); 1 runs it in the calling process. */
@@ -328,6 +336,9 @@ export function loadConfig(
     const bad = allowlistEntryProblem(entry);
     if (bad !== null) problems.push(`WEBHOOK_URL_ALLOWLIST: ${bad}`);
   }
+  if (e.PROXY_RATE_SYNC_MS > 0 && e.PROXY_RATE_SYNC_MS < 10) {
+    problems.push('PROXY_RATE_SYNC_MS: must be 0 (per-process limit) or at least 10');
+  }
   const trustProxy = parseTrustProxy(e.TRUST_PROXY, problems);
   const storage = readStorageConfig(e, problems);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -368,6 +379,7 @@ export function loadConfig(
       bodyLimitBytes: e.PROXY_BODY_LIMIT_BYTES,
       rateLimit: e.PROXY_RATE_LIMIT,
       rateBurst: e.PROXY_RATE_BURST || Math.max(1, Math.ceil(e.PROXY_RATE_LIMIT)),
+      rateSyncMs: e.PROXY_RATE_SYNC_MS,
       idRefreshMs: e.PROXY_ID_REFRESH_MS,
       workers: e.PROXY_WORKERS,
       upstreamConnections: e.PROXY_UPSTREAM_CONNECTIONS,

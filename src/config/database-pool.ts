@@ -3,8 +3,8 @@
 // to the work that holds connections for long stretches is checked here. deploy/README.md sums
 // these figures over the processes of a deployment against the server's max_connections.
 
-/** Connections of a proxy cluster worker's own pool: it only reloads the proxy IDs, one query at
- * a time (concurrent reloads share one). */
+/** Connections of a proxy cluster worker's own pool: it reloads the proxy IDs (concurrent reloads
+ * share one query) and settles the shared rate limit (one report at a time), short queries both. */
 export const PROXY_WORKER_POOL_SIZE = 1;
 
 /** What the connection figures of one process depend on: the fields of config.ts's Config. */

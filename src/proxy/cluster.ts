@@ -8,6 +8,7 @@ import type { Database } from '../storage/db/database.js';
 import { proxyRegistry, type MetricJson } from './metrics.js';
 import { SqlProxyIdStore } from '../domain/identity/proxy-ids.js';
 import { startProxy } from './server.js';
+import { openRateStore } from './shared-rate-store.js';
 
 /** Environment variable that carries the validated config to the workers (CLI flags included). */
 export const WORKER_CONFIG_ENV = 'DX_PROXY_WORKER_CONFIG';
@@ -47,15 +48,20 @@ export interface ProxyRoleDeps {
 /** Starts the proxy role as configured: in this process, or in `config.proxy.workers` workers. */
 export async function runProxyRole(config: Config, deps: ProxyRoleDeps): Promise<ProxyRole> {
   if (config.proxy.workers <= 1) {
+    const rateStore = openRateStore(deps.database);
     const proxy = await startProxy(config, {
       proxyIds: new SqlProxyIdStore(deps.database.db),
+      rateStore,
       ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
+    }).catch((err: unknown) => {
+      rateStore.close();
+      throw err;
     });
     return {
       url: proxy.url,
       metrics: () => proxyRegistry([proxy.metrics.toJSON()]).metrics(),
       drain: () => proxy.drain(),
-      close: () => proxy.close(),
+      close: () => proxy.close().finally(() => rateStore.close()),
     };
   }
   return startProxyWorkers(config, deps.logger);

@@ -127,7 +127,8 @@ export interface MetricJson {
   name: string;
   help: string;
   type: 'counter' | 'histogram' | 'gauge';
-  aggregator: 'sum';
+  /** How the processes' values add up: counts sum; a state is as good as its worst process's. */
+  aggregator: 'sum' | 'min';
   values: { value: number; labels: Record<string, string | number>; metricName?: string }[];
 }
 
@@ -176,6 +177,8 @@ function metric(
 /** The metrics of one proxy server. */
 export class ProxyMetrics {
   private readonly table = new Table();
+  /** Whether the rate limit is shared across processes now; null when it is per process by design. */
+  rateLimitShared: boolean | null = null;
 
   /** `httpParser`: the parser backend this process runs (parser/index.ts). */
   constructor(private readonly httpParser: string) {}
@@ -228,6 +231,19 @@ export class ProxyMetrics {
         'gauge',
         [{ labels: { backend: this.httpParser }, value: 1 }],
       ),
+      ...(this.rateLimitShared === null
+        ? []
+        : [
+            {
+              ...metric(
+                'dx_proxy_rate_limit_shared',
+                '1 while the rate limit is shared through the database; 0 while this process (over cluster workers: any of them) limits alone because the database is unreachable.',
+                'gauge',
+                [{ labels: {}, value: this.rateLimitShared ? 1 : 0 }],
+              ),
+              aggregator: 'min' as const,
+            },
+          ]),
     ];
   }
 }

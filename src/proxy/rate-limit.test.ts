@@ -33,4 +33,20 @@ void describe('RateLimiter', () => {
     assert.equal(off.enabled, false);
     for (let i = 0; i < 100; i++) assert.equal(off.take('a'), 0);
   });
+
+  void it('takes a level from outside, debts included, and keeps what was earned when the rate changes', () => {
+    let now = 0;
+    const limiter = new RateLimiter(10, 10, () => now);
+    limiter.set('a', -9, 0);
+    assert.equal(limiter.take('a'), 1, '10 tokens to earn at 10/s');
+    now += 1000;
+    assert.equal(limiter.take('a'), 0);
+    limiter.set('b', 50, now);
+    assert.equal(limiter.level('b'), 10, 'never above the burst');
+    limiter.set('c', 0, now);
+    now += 500; // 5 tokens earned at 10/s
+    limiter.setRate(1);
+    now += 1000; // 1 more at 1/s
+    assert.equal(limiter.level('c'), 6);
+  });
 });

@@ -25,7 +25,8 @@ import {
 } from './problems.js';
 import { ProxyIdCache } from './proxy-id-cache.js';
 import type { ProxyIdStore } from '../domain/identity/proxy-ids.js';
-import { RateLimiter } from './rate-limit.js';
+import { createRateLimit } from './shared-rate.js';
+import type { RateStore } from './shared-rate.js';
 import { UpstreamPool } from './upstream.js';
 
 /** What the proxy needs from the composition root. */
@@ -34,8 +35,10 @@ export interface ProxyDeps {
   proxyIds: Pick<ProxyIdStore, 'active'>;
   /** Access-log and error logger; default: the proxy role's logger at LOG_LEVEL, on stdout. */
   logger?: Logger;
-  /** Share of the configured rate this process enforces (1 / number of cluster workers). */
+  /** Share of the configured rate this process enforces alone (1 / number of cluster workers). */
   rateShare?: number;
+  /** Buckets shared with the other proxy processes; without it the limit is per process. */
+  rateStore?: RateStore;
 }
 
 /** A listening proxy. */
@@ -86,7 +89,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     refreshMs: p.idRefreshMs,
     onError: (err) => logger.error({ err }, 'reloading proxy IDs failed; keeping the previous set'),
   });
-  const limiter = new RateLimiter(p.rateLimit * (deps.rateShare ?? 1), p.rateBurst, timeMs);
+  const limiter = createRateLimit(p, deps, logger, metrics);
   // Pipelining to the upstream stays off: one slow answer must not hold up the ones behind it.
   const pool = new UpstreamPool({
     url: upstream,
@@ -219,6 +222,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
   async function close(graceMs = config.shutdownGraceMs): Promise<void> {
     closing = true;
     cache.stop();
+    limiter.stop();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;

@@ -6,17 +6,20 @@ import { openDatabase } from '../storage/db/database.js';
 import { WORKER_CONFIG_ENV, type FromWorker, type ToWorker } from './cluster.js';
 import { SqlProxyIdStore } from '../domain/identity/proxy-ids.js';
 import { startProxy } from './server.js';
+import { openRateStore } from './shared-rate-store.js';
 
 async function main(): Promise<void> {
   const raw = process.env[WORKER_CONFIG_ENV];
   if (!cluster.isWorker || raw === undefined)
     throw new Error('the proxy worker runs under startProxyWorkers only');
   const config = JSON.parse(raw) as Config;
-  // The primary already migrated; a worker only reads proxy_ids.
+  // The primary already migrated; a worker reads proxy_ids and settles proxy_rate_buckets.
   const database = await openDatabase(config.databaseUrl, { maxConnections: PROXY_WORKER_POOL_SIZE });
+  const rateStore = openRateStore(database);
   const proxy = await startProxy(config, {
     proxyIds: new SqlProxyIdStore(database.db),
     rateShare: 1 / config.proxy.workers,
+    rateStore,
   });
   let stopping = false;
   const stop = () => {
@@ -24,6 +27,7 @@ async function main(): Promise<void> {
     stopping = true;
     void proxy
       .close()
+      .then(() => rateStore.close())
       .then(() => database.close())
       .finally(() => process.exit(0));
   };

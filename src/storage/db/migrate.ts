@@ -21,6 +21,7 @@ import { migration as m013 } from './migrations/013_console_people.js';
 import { migration as m014 } from './migrations/014_identity_epoch.js';
 import { migration as m015 } from './migrations/015_data_epoch.js';
 import { migration as m016 } from './migrations/016_job_request_id.js';
+import { migration as m017 } from './migrations/017_proxy_rate_buckets.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -40,6 +41,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '014_identity_epoch': m014,
   '015_data_epoch': m015,
   '016_job_request_id': m016,
+  '017_proxy_rate_buckets': m017,
 };
 
 /** The ledger of applied migrations, one row per name. */

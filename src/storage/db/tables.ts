@@ -51,6 +51,15 @@ export interface AppKeysTable {
   revoked_at: string | null;
 }
 
+/** A proxy ID's rate-limit bucket, shared by the proxy processes (proxy/shared-rate-store.ts). */
+export interface ProxyRateBucketsTable {
+  proxy_id: string;
+  /** Negative while the processes owe what they admitted together beyond it. */
+  tokens: number;
+  /** Wall-clock milliseconds of the last refill. */
+  refilled_at: number;
+}
+
 export interface WorkspacesTable {
   id: Generated<number>;
   display_name: string;
@@ -320,6 +329,7 @@ export interface Tables {
   dataset_schemas: DatasetSchemasTable;
   dataset_tags: DatasetTagsTable;
   proxy_ids: ProxyIdsTable;
+  proxy_rate_buckets: ProxyRateBucketsTable;
   dataset_jobs: DatasetJobsTable;
   dataset_job_logs: DatasetJobLogsTable;
   dataset_job_errors: DatasetJobErrorsTable;
