@@ -1,6 +1,15 @@
 // Per-proxy-ID token buckets, in memory of one process. With N cluster workers each worker gets
 // rate/N (connections are spread round robin), so the whole stays near the configured rate.
 
+/**
+ * The rate limit per proxy ID as the admission checks use it: the one in this process's memory
+ * today, or one shared by every proxy process.
+ */
+export interface RateLimit {
+  /** Takes one request for `key`; returns 0 when allowed, else the seconds to wait (Retry-After). */
+  take(key: string): number;
+}
+
 interface Bucket {
   tokens: number;
   /** Last refill, in milliseconds of `now()`. */
@@ -8,7 +17,7 @@ interface Bucket {
 }
 
 /** A token-bucket limiter keyed by proxy ID prefix. */
-export class RateLimiter {
+export class RateLimiter implements RateLimit {
   private readonly buckets = new Map<string, Bucket>();
   private readonly perMs: number;
 
