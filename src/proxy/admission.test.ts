@@ -80,7 +80,10 @@ void describe('admission checks', () => {
     assert.equal(outcome(checkAuthorization(applicant([]))), '401');
     assert.equal(outcome(checkAuthorization(applicant(['Authorization', 'Bearer x']))), '401');
     // Sent twice: ambiguous.
-    assert.equal(outcome(checkAuthorization(applicant(['Authorization', AUTH, 'Authorization', AUTH]))), '401');
+    assert.equal(
+      outcome(checkAuthorization(applicant(['Authorization', AUTH, 'Authorization', AUTH]))),
+      '401',
+    );
     assert.equal(outcome(checkAuthorization(applicant(['Content-Length', '100000']))), '401 close');
     assert.equal(outcome(checkAuthorization(applicant(['Transfer-Encoding', 'chunked']))), '401 close');
     assert.equal(outcome(checkAuthorization(applicant(['Content-Length', '100']))), '401');
@@ -128,7 +131,10 @@ void describe('admission checks', () => {
     a.proxyId = 'pv_AbC4eF9h';
     const refused = checkRateLimit(a, r);
     assert.equal(outcome(refused), '429');
-    assert.equal(refused !== PASS && refused !== ID_NOT_IN_MEMORY && refused.problem.headers['retry-after'], '3');
+    assert.equal(
+      refused !== PASS && refused !== ID_NOT_IN_MEMORY && refused.problem.headers['retry-after'],
+      '3',
+    );
     const open = rules();
     assert.equal(outcome(checkRateLimit(a, open)), 'pass');
     assert.deepEqual(open.taken, ['pv_AbC4eF9h']);

@@ -24,7 +24,7 @@ import { ProxyMetrics } from './metrics.js';
 import { ProxyIdCache } from './proxy-id-cache.js';
 import type { ProxyIdStore } from '../domain/identity/proxy-ids.js';
 import { RateLimiter } from './rate-limit.js';
-import { UpstreamPool } from './upstream.js';
+import { UpstreamPool } from './upstream-pool.js';
 
 /** What the proxy needs from the composition root. */
 export interface ProxyDeps {
@@ -84,6 +84,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     timeoutMs: p.timeoutMs,
   });
   const connections = new Set<ClientConnection<Exchange>>();
+  const accessLog = new AccessLog(logger);
   let closing = false;
   const ctx: ForwardContext = {
     pool,
@@ -93,7 +94,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     bodyLimitBytes: p.bodyLimitBytes,
     keepAliveSeconds: KEEP_ALIVE_MS / 1000,
     metrics,
-    accessLog: new AccessLog(logger),
+    accessLog,
     closing: () => closing,
   };
   // Request ids the proxy makes up: a random per-process part and a counter; unique without
@@ -200,7 +201,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     clearTimeout(timer);
     clearInterval(sweeper);
     await closed;
-    await ctx.accessLog.flush();
+    await accessLog.flush();
   }
 
   return { server, metrics, cache, logger, drain, close };

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { inSharedReadBuffer, UpstreamPool, type UpstreamConnection, type UpstreamUser } from './upstream.js';
+import { inSharedReadBuffer } from './read-buffers.js';
+import { UpstreamPool } from './upstream-pool.js';
+import type { UpstreamLink, UpstreamUser } from './upstream-user.js';
 
 const BODY = randomBytes(3 * 1024 * 1024 + 5);
 
@@ -41,7 +43,7 @@ function fetch(
     /** The buffers of the connection's own that body bytes were handed over in. */
     const own = new Set<ArrayBufferLike>();
     let sent = 0;
-    let conn: UpstreamConnection | null = null;
+    let conn: UpstreamLink | null = null;
     const user: UpstreamUser = {
       headRequest: false,
       onUpstream(c) {
@@ -142,7 +144,7 @@ async function exchangeWith(
   const run = () =>
     new Promise<{ body: string; ended: boolean; error: string }>((resolve) => {
       let body = '';
-      let conn: UpstreamConnection | null = null;
+      let conn: UpstreamLink | null = null;
       pool.acquire({
         headRequest: false,
         onUpstream(c) {
