@@ -23,13 +23,11 @@ import {
   type ExchangeMove,
   type ExchangePhase,
 } from './exchange-phases.js';
-import { inSharedReadBuffer } from './read-buffers.js';
 import type { UpstreamLink, UpstreamUser } from './upstream-user.js';
-import { ExchangeRecord, CLIENT_CLOSED } from './exchange-record.js';
+import { CLIENT_CLOSED } from './exchange-record.js';
+import { ResponseOutput } from './response-out.js';
 import { wholeRequest, writeBodyChunk, writeHeadAndHeld } from './request-out.js';
 import {
-  chunkHead,
-  CRLF,
   connectionLines,
   headerLines,
   httpDate,
@@ -60,17 +58,10 @@ export interface ForwardContext {
 const SMALL_BODY = 16 * 1024;
 /** Request body held (waiting for an upstream connection) before reading from the client pauses. */
 const HOLD_LIMIT = 64 * 1024;
-/**
- * Output gathered from one upstream packet up to this size is joined into one string (one write;
- * body bytes as latin1, one character per byte): cheaper than filling a Buffer from the head's
- * string. Larger output goes out uncopied in one writev.
- */
-const COALESCE_LIMIT = 16 * 1024;
-
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
 
 /** A request in flight through the proxy. */
-export class Exchange extends ExchangeRecord implements UpstreamUser, ConnectionExchange, Applicant {
+export class Exchange extends ResponseOutput implements UpstreamUser, ConnectionExchange, Applicant {
   /** Where it is in its life (exchange-phases.ts lists the moves). */
   phase: ExchangePhase = 'queued';
   /** The response ends the client connection (Connection: close). */
@@ -93,14 +84,8 @@ export class Exchange extends ExchangeRecord implements UpstreamUser, Connection
   private retried = false;
   // Response side.
   private noBody = false;
-  private chunkedOut = false;
   private upstreamKeepAlive = false;
   private keepAliveMs = -1;
-  private out: (string | Buffer)[] = [];
-  private outBytes = 0;
-  /** Body bytes gathered into the chunk being built (chunked output), and its size line's slot. */
-  private runBytes = 0;
-  private runAt = 0;
   private clientBlocked = false;
 
   constructor(
@@ -314,43 +299,16 @@ export class Exchange extends ExchangeRecord implements UpstreamUser, Connection
     if (!r.hasRequestId) head += `X-Request-Id: ${this.traceId}\r\n`;
     head += connectionLines(keepAlive, this.ctx.keepAliveSeconds);
     head += this.chunkedOut ? 'Transfer-Encoding: chunked\r\n\r\n' : '\r\n';
-    this.out.push(head);
-    this.outBytes += head.length;
+    this.gatherText(head);
   }
 
   onResponseBody(chunk: Buffer): void {
-    if (this.noBody || this.done) return;
-    this.bytesOut += chunk.length;
-    if (this.chunkedOut && this.runBytes === 0) {
-      // All body bytes of one upstream read go out as one chunk: its size line is filled in at
-      // the flush (fewer parts per write than one chunk per upstream chunk).
-      this.runAt = this.out.length;
-      this.out.push('');
-    }
-    this.runBytes += chunk.length;
-    this.out.push(chunk);
-    this.outBytes += chunk.length;
-  }
-
-  /** Completes the chunk gathered since the last flush (chunked output). */
-  private closeChunk(): void {
-    if (this.runBytes === 0) return;
-    if (this.chunkedOut) {
-      const size = chunkHead(this.runBytes);
-      this.out[this.runAt] = size;
-      this.out.push(CRLF);
-      this.outBytes += size.length + 2;
-    }
-    this.runBytes = 0;
+    if (!this.noBody && this.phase !== 'done') this.gatherBody(chunk);
   }
 
   onResponseEnd(): void {
     if (this.phase === 'done') return;
-    this.closeChunk();
-    if (this.chunkedOut) {
-      this.out.push(LAST_CHUNK);
-      this.outBytes += LAST_CHUNK.length;
-    }
+    this.gatherEnd();
     this.flush(true);
     const up = this.upstream;
     this.upstream = null;
@@ -371,23 +329,8 @@ export class Exchange extends ExchangeRecord implements UpstreamUser, Connection
 
   /** Writes out the response bytes gathered; `last`: they end the response. */
   private flush(last: boolean): boolean {
-    this.closeChunk();
-    const { out } = this;
-    if (out.length === 0) return this.conn.holdsWrites;
-    let ok: boolean;
-    if (out.length === 1) {
-      ok = this.conn.write(kept(out[0] as string | Buffer));
-    } else if (this.outBytes <= COALESCE_LIMIT) {
-      let data = '';
-      for (const part of out) data += typeof part === 'string' ? part : part.toString('latin1');
-      ok = this.conn.write(data);
-    } else {
-      for (let i = 0; i < out.length; i++) out[i] = kept(out[i] as string | Buffer);
-      ok = this.conn.writeAll(out);
-    }
-    this.out = [];
-    this.outBytes = 0;
-    if (!ok && !last) {
+    const ok = this.writeGathered(this.conn);
+    if (ok === false && !last) {
       // The client reads slower than the upstream sends: pause the upstream until it drains.
       this.clientBlocked = true;
       this.upstream?.pause();
@@ -480,12 +423,4 @@ export class Exchange extends ExchangeRecord implements UpstreamUser, Connection
     this.report(this.ctx.metrics, this.ctx.accessLog);
     this.conn.exchangeDone(this);
   }
-}
-
-/**
- * A part that may be queued on the client's socket: body bytes still in the upstream's shared read
- * buffer are copied (the next read overwrites it); any other buffer is written as it is.
- */
-function kept(part: string | Buffer): string | Buffer {
-  return typeof part !== 'string' && inSharedReadBuffer(part) ? Buffer.from(part) : part;
 }
