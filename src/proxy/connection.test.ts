@@ -114,6 +114,12 @@ async function pair(): Promise<{
   return { client, conn, host, received: () => text };
 }
 
+/** The client goes away; resolves once the connection has told the host. */
+async function leave(client: Socket, host: Host): Promise<void> {
+  client.destroy();
+  await host.until(() => host.forgotten === 1);
+}
+
 /** Everything the client receives until the proxy side closes. */
 const untilClosed = (client: Socket, received: () => string) =>
   new Promise<string>((resolve) => client.on('close', () => resolve(received())));
@@ -134,8 +140,7 @@ void describe('ClientConnection', () => {
     conn.exchangeDone(ex);
     await new Promise<void>((resolve) => client.once('data', () => resolve()));
     assert.equal(received(), 'HTTP/1.1 204 No Content\r\n\r\n');
-    client.destroy();
-    await host.until(() => host.forgotten === 1);
+    await leave(client, host);
   });
 
   void it('answers pipelined requests one at a time, in order', async () => {
@@ -151,8 +156,7 @@ void describe('ClientConnection', () => {
       host.started.map((e) => e.url),
       ['/1', '/2'],
     );
-    client.destroy();
-    await host.until(() => host.forgotten === 1);
+    await leave(client, host);
   });
 
   void it('hands a small body that arrived with its head over whole, and a chunked one piece by piece', async () => {
@@ -160,15 +164,14 @@ void describe('ClientConnection', () => {
     client.write('POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello');
     await host.until(() => host.started.length === 1);
     assert.deepEqual(host.started[0]?.events, ['whole hello']);
-    conn.exchangeDone(host.started[0] as Recorder);
+    conn.exchangeDone(host.started[0]);
     client.write('POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n');
     await host.until(() => host.started.length === 2);
     const chunked = host.started[1] as Recorder;
     client.write('2\r\nde\r\n0\r\n\r\n');
     await host.until(() => chunked.events.includes('end'));
     assert.equal(chunked.events.filter((e) => e.startsWith('body')).join('|'), 'body abc|body de');
-    client.destroy();
-    await host.until(() => host.forgotten === 1);
+    await leave(client, host);
   });
 
   void it('answers a malformed request with a bare 400 and closes', async () => {
@@ -198,8 +201,7 @@ void describe('ClientConnection', () => {
     await host.until(() => host.started.length === 1);
     await new Promise<void>((resolve) => client.once('data', () => resolve()));
     assert.equal(received(), 'HTTP/1.1 100 Continue\r\n\r\n');
-    client.destroy();
-    await host.until(() => host.forgotten === 1);
+    await leave(client, host);
   });
 
   void it('a malformed body of the request in flight is reported to its exchange, then the connection ends', async () => {
@@ -219,8 +221,7 @@ void describe('ClientConnection', () => {
     const { client, host } = await pair();
     client.write('GET /slow HTTP/1.1\r\nHost: h\r\n\r\n');
     await host.until(() => host.started.length === 1);
-    client.destroy();
-    await host.until(() => host.forgotten === 1);
+    await leave(client, host);
     assert.deepEqual(host.started[0]?.events, ['end', 'abort']);
   });
 });

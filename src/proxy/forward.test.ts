@@ -114,6 +114,14 @@ function setup(method: string, url: string, headers: string[], options: { http10
   return { ex, pool, client, log, samples };
 }
 
+/** A GET without a body, admitted and given an upstream connection. */
+function forwardedGet(url: string, options: { http10?: boolean } = {}) {
+  const parts = setup('GET', url, [], options);
+  parts.ex.onRequestEnd();
+  parts.ex.forward();
+  return { ...parts, link: parts.pool.give() };
+}
+
 void describe('Exchange', () => {
   void it('forwards a GET and relays the answer, then gives the connection back for reuse', () => {
     const { ex, pool, client, log, samples } = setup('GET', '/v4/echoes?a=1', []);
@@ -146,10 +154,7 @@ void describe('Exchange', () => {
   });
 
   void it('re-frames a chunked answer as one chunk per upstream read for an HTTP/1.1 client', () => {
-    const { ex, pool, client } = setup('GET', '/s', []);
-    ex.onRequestEnd();
-    ex.forward();
-    pool.give();
+    const { ex, client } = forwardedGet('/s');
     ex.onResponseHead(200, 'OK', ['Transfer-Encoding', 'chunked'], true);
     ex.onResponseBody(Buffer.from('abc'));
     ex.onResponseBody(Buffer.from('de'));
@@ -160,10 +165,7 @@ void describe('Exchange', () => {
   });
 
   void it('an HTTP/1.0 client gets a body without length up to the close of its connection', () => {
-    const { ex, pool, client } = setup('GET', '/s', [], { http10: true });
-    ex.onRequestEnd();
-    ex.forward();
-    pool.give();
+    const { ex, client } = forwardedGet('/s', { http10: true });
     ex.onResponseHead(200, 'OK', [], false);
     ex.onResponseBody(Buffer.from('xyz'));
     ex.onResponseEnd();
@@ -234,10 +236,7 @@ void describe('Exchange', () => {
   });
 
   void it('sends an idempotent request once more when a reused connection was closed before answering', () => {
-    const { ex, pool, client } = setup('GET', '/again', []);
-    ex.onRequestEnd();
-    ex.forward();
-    const first = pool.give();
+    const { ex, pool, client, link: first } = forwardedGet('/again');
     ex.onUpstreamError('ECONNRESET', false, true);
     assert.equal(ex.phase, 'awaitingUpstream');
     const second = pool.give();
@@ -248,10 +247,7 @@ void describe('Exchange', () => {
   });
 
   void it('an upstream failing mid-body cuts the client connection instead of answering', () => {
-    const { ex, pool, client, log } = setup('GET', '/x', []);
-    ex.onRequestEnd();
-    ex.forward();
-    pool.give();
+    const { ex, client, log } = forwardedGet('/x');
     ex.onResponseHead(200, 'OK', ['Content-Length', '10'], true);
     ex.onResponseBody(Buffer.from('half'));
     ex.onUpstreamFlush();
@@ -262,10 +258,7 @@ void describe('Exchange', () => {
   });
 
   void it('a slow client pauses the upstream until its socket drains', () => {
-    const { ex, pool, client } = setup('GET', '/x', []);
-    ex.onRequestEnd();
-    ex.forward();
-    const link = pool.give();
+    const { ex, client, link } = forwardedGet('/x');
     ex.onResponseHead(200, 'OK', ['Content-Length', '100'], true);
     client.takesWrites = false;
     ex.onResponseBody(Buffer.alloc(50));
