@@ -1,10 +1,11 @@
-// One request's life in the proxy: the exchange is both the bookkeeping (times, bytes, status for
-// the log and metrics) and the user of an upstream connection, so a forwarded request allocates one
-// object of ours. Bodies stream both ways with backpressure: a full upstream socket pauses reading
-// from the client, a full client socket pauses reading from the upstream.
+// One request's life in the proxy, through the phases of exchange-phases.ts. The exchange is the
+// bookkeeping (exchange-record.ts), the response's output (response-out.ts, both extended here) and
+// the user of an upstream connection, so a forwarded request allocates one object of ours. Bodies
+// stream both ways with backpressure: a full upstream socket pauses reading from the client, a full
+// client socket pauses reading from the upstream.
 import type { ProblemError } from '../errors.js';
-import type { Applicant } from './admission.js';
 import type { AccessLog } from './access-log.js';
+import type { Applicant } from './admission.js';
 import {
   PAUSED_FOR_HOLD,
   PAUSED_FOR_UPSTREAM,
@@ -13,9 +14,6 @@ import {
   type ConnectionMemo,
 } from './client-side.js';
 import { timeMs } from './clock.js';
-import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
-import type { ProxyMetrics } from './metrics.js';
-import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
 import {
   HOLDS_UPSTREAM,
   moveFrom,
@@ -23,10 +21,13 @@ import {
   type ExchangeMove,
   type ExchangePhase,
 } from './exchange-phases.js';
-import type { UpstreamLink, UpstreamUser } from './upstream-user.js';
 import { CLIENT_CLOSED } from './exchange-record.js';
-import { ResponseOutput } from './response-out.js';
+import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
+import type { ProxyMetrics } from './metrics.js';
+import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
 import { wholeRequest, writeBodyChunk, writeHeadAndHeld } from './request-out.js';
+import { ResponseOutput } from './response-out.js';
+import type { UpstreamLink, UpstreamUser } from './upstream-user.js';
 import {
   connectionLines,
   headerLines,

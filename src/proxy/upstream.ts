@@ -10,9 +10,6 @@ import { SocketWriter } from './socket-writer.js';
 import { ResponseReader, type ReaderOwner } from './upstream-response.js';
 import type { UpstreamLink, UpstreamUser } from './upstream-user.js';
 
-export { inSharedReadBuffer } from './read-buffers.js';
-export type { UpstreamLink, UpstreamUser } from './upstream-user.js';
-
 /** Where a connection is in its life. */
 export type UpstreamPhase =
   /** Opening the TCP (or TLS) connection, for the exchange that asked for it. */
