@@ -2,6 +2,7 @@
 // them. The exchange changes phase only by one of these moves; a move its phase does not allow is
 // refused, which is what guards against a late callback (an upstream answering an exchange whose
 // client has gone, say) acting twice.
+import type { MoveRule } from './phases.js';
 
 /** Where an exchange is. */
 export type ExchangePhase =
@@ -19,8 +20,6 @@ export type ExchangePhase =
   | 'responding'
   /** Logged and counted; nothing more happens. */
   | 'done';
-
-type Rule = { readonly from: readonly ExchangePhase[]; readonly to: ExchangePhase };
 
 /** Every move an exchange can make. */
 export const EXCHANGE_MOVES = {
@@ -41,15 +40,7 @@ export const EXCHANGE_MOVES = {
     from: ['queued', 'checking', 'collecting', 'awaitingUpstream', 'requesting', 'responding'],
     to: 'done',
   },
-} as const satisfies Record<string, Rule>;
-
-export type ExchangeMove = keyof typeof EXCHANGE_MOVES;
-
-/** The phase `move` leads to from `phase`, or null when `phase` does not allow it. */
-export function moveFrom(phase: ExchangePhase, move: ExchangeMove): ExchangePhase | null {
-  const rule: Rule = EXCHANGE_MOVES[move];
-  return rule.from.includes(phase) ? rule.to : null;
-}
+} as const satisfies Record<string, MoveRule<ExchangePhase>>;
 
 /**
  * Whether the exchange uses the upstream side in `phase`: what giving it up must undo. Listed

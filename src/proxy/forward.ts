@@ -14,16 +14,11 @@ import {
   type ConnectionMemo,
 } from './client-side.js';
 import { timeMs } from './clock.js';
-import {
-  HOLDS_UPSTREAM,
-  moveFrom,
-  type BodySink,
-  type ExchangeMove,
-  type ExchangePhase,
-} from './exchange-phases.js';
+import { EXCHANGE_MOVES, HOLDS_UPSTREAM, type BodySink, type ExchangePhase } from './exchange-phases.js';
 import { CLIENT_CLOSED } from './exchange-record.js';
 import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import type { ProxyMetrics } from './metrics.js';
+import { moveFrom, type MoveRule } from './phases.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
 import { wholeRequest, writeBodyChunk, writeHeadAndHeld } from './request-out.js';
 import { ResponseOutput } from './response-out.js';
@@ -114,9 +109,9 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
     return this.phase === 'done';
   }
 
-  /** Makes `move` if the phase allows it; false (and nothing changes) otherwise. */
-  private move(move: ExchangeMove): boolean {
-    const to = moveFrom(this.phase, move);
+  /** Makes one of EXCHANGE_MOVES if the phase allows it; false (and nothing changes) otherwise. */
+  private move(move: MoveRule<ExchangePhase>): boolean {
+    const to = moveFrom(move, this.phase);
     if (to === null) return false;
     this.phase = to;
     return true;
@@ -124,7 +119,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
 
   /** Its turn came: the admission checks run on it (from now on it will be logged). */
   begin(): void {
-    this.move('begin');
+    this.move(EXCHANGE_MOVES.begin);
   }
 
   /** Answers with one of the proxy's own problems instead of forwarding. */
@@ -135,7 +130,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
     if (this.phase === 'checking') this.bytesIn = 0;
     this.stopForwarding();
     if (this.phase === 'done') return;
-    if (!this.move('respond')) {
+    if (!this.move(EXCHANGE_MOVES.respond)) {
       // Response bytes went out already: the client can only be told by cutting the connection.
       this.cut();
       return;
@@ -163,14 +158,14 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
     if (!scan.chunked && scan.contentLength > 0 && scan.contentLength <= SMALL_BODY && !this.requestEnded) {
       // A small body (usually in the same packet as its headers) is read whole and sent with the
       // request's headers in one write.
-      this.move('collect');
+      this.move(EXCHANGE_MOVES.collect);
       return;
     }
     this.dispatch();
   }
 
   private dispatch(): void {
-    if (!this.move('dispatch')) return;
+    if (!this.move(EXCHANGE_MOVES.dispatch)) return;
     this.upstreamStart = timeMs();
     this.ctx.pool.acquire(this);
   }
@@ -240,7 +235,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
   // The upstream connection's side (UpstreamUser).
 
   onUpstream(up: UpstreamLink): void {
-    if (this.sink === 'discard' || !this.move('connected')) {
+    if (this.sink === 'discard' || !this.move(EXCHANGE_MOVES.connected)) {
       up.release(false, -1);
       return;
     }
@@ -257,8 +252,10 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
     const head = upstreamRequestHead(this.method, target, ctx.upstreamHost, scan.forward, this.chunkedIn);
     const hasBody = this.chunkedIn || scan.contentLength > 0;
     const { pending, pendingBytes } = this;
-    this.pending = [];
-    this.pendingBytes = 0;
+    if (pending.length > 0) {
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
     this.sink = 'upstream';
     if (!hasBody || (this.requestEnded && !this.chunkedIn && pendingBytes <= SMALL_BODY)) {
       // The whole request in one write, kept for a retry if it is idempotent.
@@ -279,7 +276,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
   }
 
   onResponseHead(status: number, reason: string, headers: string[], upstreamKeepAlive: boolean): void {
-    if (!this.move('respond')) return;
+    if (!this.move(EXCHANGE_MOVES.respond)) return;
     this.retryData = null;
     this.upstreamMs = timeMs() - this.upstreamStart;
     this.status = status;
@@ -357,7 +354,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
   onUpstreamError(code: string, timeout: boolean, retryable: boolean): void {
     this.upstream = null;
     if (this.phase === 'done') return;
-    if (retryable && this.retryData !== null && !this.retried && this.move('retry')) {
+    if (retryable && this.retryData !== null && !this.retried && this.move(EXCHANGE_MOVES.retry)) {
       // A reused connection closed by the upstream while idle: the request never reached it.
       this.retried = true;
       this.ctx.pool.acquire(this);
@@ -420,7 +417,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
   }
 
   private finish(): void {
-    if (!this.move('finish')) return;
+    if (!this.move(EXCHANGE_MOVES.finish)) return;
     this.report(this.ctx.metrics, this.ctx.accessLog);
     this.conn.exchangeDone(this);
   }

@@ -5,6 +5,7 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { holdTime, releaseTime, timeMs } from './clock.js';
+import { moveFrom, type MoveRule } from './phases.js';
 import { SHARED_READ_BUFFER, spareReadBuffer, takeReadBuffer } from './read-buffers.js';
 import { SocketWriter } from './socket-writer.js';
 import { ResponseReader, type ReaderOwner } from './upstream-response.js';
@@ -31,9 +32,7 @@ export const UPSTREAM_MOVES = {
   assigned: { from: ['idle'], to: 'busy' },
   /** Destroyed, or the upstream closed it. */
   closed: { from: ['connecting', 'busy', 'idle'], to: 'closed' },
-} as const satisfies Record<string, { from: readonly UpstreamPhase[]; to: UpstreamPhase }>;
-
-export type UpstreamMove = keyof typeof UPSTREAM_MOVES;
+} as const satisfies Record<string, MoveRule<UpstreamPhase>>;
 
 /** What a connection reports to the pool it belongs to. */
 export interface UpstreamHome {
@@ -122,17 +121,17 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
     return this.phase === 'closed';
   }
 
-  /** Makes `move` if the phase allows it; false (and nothing changes) otherwise. */
-  private move(move: UpstreamMove): boolean {
-    const rule: { from: readonly UpstreamPhase[]; to: UpstreamPhase } = UPSTREAM_MOVES[move];
-    if (!rule.from.includes(this.phase)) return false;
-    this.phase = rule.to;
+  /** Makes one of UPSTREAM_MOVES if the phase allows it; false (and nothing changes) otherwise. */
+  private move(move: MoveRule<UpstreamPhase>): boolean {
+    const to = moveFrom(move, this.phase);
+    if (to === null) return false;
+    this.phase = to;
     return true;
   }
 
   /** Hands the connection to `user` (the pool calls this). */
   assign(user: UpstreamUser): void {
-    if (this.phase === 'idle') this.move('assigned');
+    if (this.phase === 'idle') this.move(UPSTREAM_MOVES.assigned);
     this.user = user;
     this.received = 0;
     this.requestSent = false;
@@ -170,7 +169,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
     this.forgetLent();
     if (this.paused) this.resume();
     const idleMs = keepAliveMs < 0 ? DEFAULT_IDLE_MS : keepAliveMs - IDLE_MARGIN_MS;
-    if (!reusable || idleMs <= 0 || !this.move('released')) {
+    if (!reusable || idleMs <= 0 || !this.move(UPSTREAM_MOVES.released)) {
       this.destroy();
       return;
     }
@@ -185,7 +184,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
   destroy(): void {
     this.user = null;
     this.forgetLent();
-    this.move('closed');
+    this.move(UPSTREAM_MOVES.closed);
     this.socket.destroy();
   }
 
@@ -198,7 +197,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
   }
 
   private readonly onConnect = (): void => {
-    this.move('connected');
+    this.move(UPSTREAM_MOVES.connected);
     this.lastActive = timeMs();
   };
 
@@ -285,7 +284,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
   private readonly onEnd = (): void => {
     // The upstream closed its side: that completes a response delimited by the close, or
     // cuts one short.
-    this.move('closed');
+    this.move(UPSTREAM_MOVES.closed);
     if (this.user !== null) {
       this.inExecute = true;
       const finished = this.reader.finish();
@@ -304,7 +303,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
   };
 
   private readonly onClose = (): void => {
-    this.move('closed');
+    this.move(UPSTREAM_MOVES.closed);
     if (this.user !== null) this.fail(this.errorCode ?? 'UPSTREAM_CLOSED');
     this.reader.close();
     this.home.forget(this);
