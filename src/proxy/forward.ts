@@ -18,7 +18,7 @@ import { EXCHANGE_MOVES, HOLDS_UPSTREAM, type BodySink, type ExchangePhase } fro
 import { CLIENT_CLOSED } from './exchange-record.js';
 import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
 import type { ProxyMetrics } from './metrics.js';
-import { moveFrom, type MoveRule } from './phases.js';
+import { makeMove } from './phases.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
 import { wholeRequest, writeBodyChunk, writeHeadAndHeld } from './request-out.js';
 import { ResponseOutput } from './response-out.js';
@@ -109,17 +109,9 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
     return this.phase === 'done';
   }
 
-  /** Makes one of EXCHANGE_MOVES if the phase allows it; false (and nothing changes) otherwise. */
-  private move(move: MoveRule<ExchangePhase>): boolean {
-    const to = moveFrom(move, this.phase);
-    if (to === null) return false;
-    this.phase = to;
-    return true;
-  }
-
   /** Its turn came: the admission checks run on it (from now on it will be logged). */
   begin(): void {
-    this.move(EXCHANGE_MOVES.begin);
+    makeMove(this, EXCHANGE_MOVES.begin);
   }
 
   /** Answers with one of the proxy's own problems instead of forwarding. */
@@ -130,7 +122,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
     if (this.phase === 'checking') this.bytesIn = 0;
     this.stopForwarding();
     if (this.phase === 'done') return;
-    if (!this.move(EXCHANGE_MOVES.respond)) {
+    if (!makeMove(this, EXCHANGE_MOVES.respond)) {
       // Response bytes went out already: the client can only be told by cutting the connection.
       this.cut();
       return;
@@ -158,14 +150,14 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
     if (!scan.chunked && scan.contentLength > 0 && scan.contentLength <= SMALL_BODY && !this.requestEnded) {
       // A small body (usually in the same packet as its headers) is read whole and sent with the
       // request's headers in one write.
-      this.move(EXCHANGE_MOVES.collect);
+      makeMove(this, EXCHANGE_MOVES.collect);
       return;
     }
     this.dispatch();
   }
 
   private dispatch(): void {
-    if (!this.move(EXCHANGE_MOVES.dispatch)) return;
+    if (!makeMove(this, EXCHANGE_MOVES.dispatch)) return;
     this.upstreamStart = timeMs();
     this.ctx.pool.acquire(this);
   }
@@ -235,7 +227,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
   // The upstream connection's side (UpstreamUser).
 
   onUpstream(up: UpstreamLink): void {
-    if (this.sink === 'discard' || !this.move(EXCHANGE_MOVES.connected)) {
+    if (this.sink === 'discard' || !makeMove(this, EXCHANGE_MOVES.connected)) {
       up.release(false, -1);
       return;
     }
@@ -276,7 +268,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
   }
 
   onResponseHead(status: number, reason: string, headers: string[], upstreamKeepAlive: boolean): void {
-    if (!this.move(EXCHANGE_MOVES.respond)) return;
+    if (!makeMove(this, EXCHANGE_MOVES.respond)) return;
     this.retryData = null;
     this.upstreamMs = timeMs() - this.upstreamStart;
     this.status = status;
@@ -354,7 +346,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
   onUpstreamError(code: string, timeout: boolean, retryable: boolean): void {
     this.upstream = null;
     if (this.phase === 'done') return;
-    if (retryable && this.retryData !== null && !this.retried && this.move(EXCHANGE_MOVES.retry)) {
+    if (retryable && this.retryData !== null && !this.retried && makeMove(this, EXCHANGE_MOVES.retry)) {
       // A reused connection closed by the upstream while idle: the request never reached it.
       this.retried = true;
       this.ctx.pool.acquire(this);
@@ -417,7 +409,7 @@ export class Exchange extends ResponseOutput implements UpstreamUser, Connection
   }
 
   private finish(): void {
-    if (!this.move(EXCHANGE_MOVES.finish)) return;
+    if (!makeMove(this, EXCHANGE_MOVES.finish)) return;
     this.report(this.ctx.metrics, this.ctx.accessLog);
     this.conn.exchangeDone(this);
   }

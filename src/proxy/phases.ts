@@ -17,3 +17,14 @@ export function moveFrom<P extends string>(rule: MoveRule<P>, phase: P): P | nul
   for (let i = 0; i < from.length; i++) if (from[i] === phase) return rule.to;
   return null;
 }
+
+/**
+ * Makes `rule` on `holder` (an exchange, a connection) if its phase allows it; false, and nothing
+ * changes, otherwise.
+ */
+export function makeMove<P extends string>(holder: { phase: P }, rule: MoveRule<P>): boolean {
+  const to = moveFrom(rule, holder.phase);
+  if (to === null) return false;
+  holder.phase = to;
+  return true;
+}

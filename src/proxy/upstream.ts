@@ -5,7 +5,7 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { holdTime, releaseTime, timeMs } from './clock.js';
-import { moveFrom, type MoveRule } from './phases.js';
+import { makeMove, type MoveRule } from './phases.js';
 import { SHARED_READ_BUFFER, spareReadBuffer, takeReadBuffer } from './read-buffers.js';
 import { SocketWriter } from './socket-writer.js';
 import { ResponseReader, type ReaderOwner } from './upstream-response.js';
@@ -121,17 +121,9 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
     return this.phase === 'closed';
   }
 
-  /** Makes one of UPSTREAM_MOVES if the phase allows it; false (and nothing changes) otherwise. */
-  private move(move: MoveRule<UpstreamPhase>): boolean {
-    const to = moveFrom(move, this.phase);
-    if (to === null) return false;
-    this.phase = to;
-    return true;
-  }
-
   /** Hands the connection to `user` (the pool calls this). */
   assign(user: UpstreamUser): void {
-    if (this.phase === 'idle') this.move(UPSTREAM_MOVES.assigned);
+    if (this.phase === 'idle') makeMove(this, UPSTREAM_MOVES.assigned);
     this.user = user;
     this.received = 0;
     this.requestSent = false;
@@ -169,7 +161,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
     this.forgetLent();
     if (this.paused) this.resume();
     const idleMs = keepAliveMs < 0 ? DEFAULT_IDLE_MS : keepAliveMs - IDLE_MARGIN_MS;
-    if (!reusable || idleMs <= 0 || !this.move(UPSTREAM_MOVES.released)) {
+    if (!reusable || idleMs <= 0 || !makeMove(this, UPSTREAM_MOVES.released)) {
       this.destroy();
       return;
     }
@@ -184,7 +176,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
   destroy(): void {
     this.user = null;
     this.forgetLent();
-    this.move(UPSTREAM_MOVES.closed);
+    makeMove(this, UPSTREAM_MOVES.closed);
     this.socket.destroy();
   }
 
@@ -197,7 +189,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
   }
 
   private readonly onConnect = (): void => {
-    this.move(UPSTREAM_MOVES.connected);
+    makeMove(this, UPSTREAM_MOVES.connected);
     this.lastActive = timeMs();
   };
 
@@ -284,7 +276,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
   private readonly onEnd = (): void => {
     // The upstream closed its side: that completes a response delimited by the close, or
     // cuts one short.
-    this.move(UPSTREAM_MOVES.closed);
+    makeMove(this, UPSTREAM_MOVES.closed);
     if (this.user !== null) {
       this.inExecute = true;
       const finished = this.reader.finish();
@@ -303,7 +295,7 @@ export class UpstreamConnection implements UpstreamLink, ReaderOwner {
   };
 
   private readonly onClose = (): void => {
-    this.move(UPSTREAM_MOVES.closed);
+    makeMove(this, UPSTREAM_MOVES.closed);
     if (this.user !== null) this.fail(this.errorCode ?? 'UPSTREAM_CLOSED');
     this.reader.close();
     this.home.forget(this);
