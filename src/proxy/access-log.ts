@@ -34,7 +34,7 @@ type Internals = Record<symbol, unknown>;
  * (256 lines or 100 ms) when `createLogger` made it: pino's generic serialiser and a file write every
  * few lines cost more than much of a proxied request's own work. A batch's lines are formatted
  * together when it is written, not each amid its request: the same instructions, run in one loop
- * while their code and data stay in cache, cost less CPU per request (docs/proxy.md, 15).
+ * while their code and data stay in cache, cost less CPU per request.
  * Destinations that need pino's per-line metadata get pino's path.
  */
 export class AccessLog {

@@ -1,5 +1,5 @@
-// The proxy's light validation of a request's credentials (docs/proxy.md, "What it does to a request"): the
-// Authorization header must be well formed (the upstream checks whether it is right).
+// The proxy's light validation of a request's credentials: the Authorization header must be well
+// formed (the upstream checks whether it is right).
 
 // `Basic` (any case, RFC 9110 §11.1) then one or more spaces, then standard base64 with padding.
 const BASIC = /^[Bb][Aa][Ss][Ii][Cc] +([A-Za-z0-9+/]+={0,2}) *$/;

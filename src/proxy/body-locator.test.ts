@@ -8,19 +8,26 @@ import {
   CHUNKED,
   CONTINUES,
   locatableFraming,
+  locateRequestBody,
   UNTIL_CLOSE,
   type Framing,
 } from './body-locator.js';
-import { availableParserBackends, isParseError, RESPONSE } from './parser/index.js';
+import { availableParserBackends, isParseError, REQUEST, RESPONSE } from './parser/index.js';
+import type { ParserBackend } from './parser/parser.js';
 
 const backends = availableParserBackends();
 
-/**
- * What llhttp makes of `wire` (one response): its body and whether it completed, the same with
- * every parser backend.
- */
+/** What `parse` makes of a wire with each parser backend: the same with all of them. */
+function onEveryBackend<T>(parse: (backend: ParserBackend) => T): T {
+  const [first, ...others] = backends.map(parse);
+  assert.ok(first !== undefined && backends.some((b) => b.name === 'wasm'));
+  for (const other of others) assert.deepEqual(other, first);
+  return first;
+}
+
+/** What llhttp makes of `wire` (one response): its body and whether it completed. */
 function llhttpBody(wire: Buffer): { body: Buffer; complete: boolean } {
-  const results = backends.map((backend) => {
+  return onEveryBackend((backend) => {
     const bodies: Buffer[] = [];
     let complete = false;
     const parser = backend.create(RESPONSE, {
@@ -33,10 +40,6 @@ function llhttpBody(wire: Buffer): { body: Buffer; complete: boolean } {
     assert.ok(!isParseError(r), `${backend.name}: ${String(r)}`);
     return { body: Buffer.concat(bodies), complete };
   });
-  const [first, ...others] = results;
-  assert.ok(first !== undefined && backends.some((b) => b.name === 'wasm'));
-  for (const other of others) assert.deepEqual(other, first);
-  return first;
 }
 
 /** What the locator makes of `wire` read in pieces cut at `cuts`. */
@@ -172,5 +175,75 @@ void describe('BodyLocator', () => {
     assert.equal(locatableFraming(['Content-Length', '1234567890123456'], out), 0);
     assert.equal(locatableFraming(['content-length', '007'], out), BY_LENGTH);
     assert.equal(out[0], 7);
+  });
+});
+
+/** What llhttp makes of `wire` (requests one after another): each request's body, in order. */
+function llhttpRequestBodies(wire: Buffer): Buffer[] {
+  return onEveryBackend((backend) => {
+    const bodies: Buffer[][] = [];
+    const parser = backend.create(REQUEST, {
+      onHeadersComplete: () => void bodies.push([]),
+      onBody: (chunk: Buffer) => void bodies.at(-1)?.push(chunk),
+      onMessageComplete: () => undefined,
+    });
+    const r = parser.execute(wire);
+    parser.close();
+    assert.ok(!isParseError(r), `${backend.name}: ${String(r)}`);
+    return bodies.map((parts) => Buffer.concat(parts));
+  });
+}
+
+/** Requests with these body lengths (0: a GET without one), one after another. */
+function requestWire(lengths: number[]): Buffer {
+  let n = 0;
+  const pieces = lengths.map((length) => {
+    if (length === 0)
+      return Buffer.from('GET /v4/echoes?a=1 HTTP/1.1\r\nHost: h\r\nX-A: b\r\n\r\n', 'latin1');
+    const body = Buffer.from(Array.from({ length }, () => n++ % 251));
+    const head = `POST /v4/echoes HTTP/1.1\r\nHost: h\r\nContent-Length: ${length}\r\n\r\n`;
+    return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+  });
+  return Buffer.concat(pieces);
+}
+
+/** What the client connection locates in `wire` read whole: each body, or null where it declines. */
+function locatedRequestBodies(wire: Buffer, lengths: number[]): (Buffer | null)[] {
+  let cursor = 0;
+  let heads = 0;
+  return lengths.map((length) => {
+    if (length === 0) {
+      heads++;
+      return Buffer.alloc(0);
+    }
+    const start = cursor < 0 ? -1 : locateRequestBody(wire, cursor, heads, length);
+    heads = 0;
+    cursor = start < 0 ? -1 : start + length;
+    return start < 0 ? null : wire.subarray(start, start + length);
+  });
+}
+
+void describe('locateRequestBody', () => {
+  void it('finds the request bodies llhttp delivers, after requests with and without bodies', () => {
+    const cases = [[5000], [1], [0, 0, 7], [12, 0, 300, 0, 0, 16384], [0, 5000, 5000]];
+    for (const lengths of cases) {
+      const wire = requestWire(lengths);
+      const truth = llhttpRequestBodies(wire);
+      assert.equal(truth.length, lengths.length);
+      const found = locatedRequestBodies(wire, lengths);
+      for (const [i, body] of found.entries()) assert.deepEqual(body, truth[i], `${lengths.join(',')} #${i}`);
+    }
+  });
+
+  void it('declines rather than guessing when the read does not hold the body or starts oddly', () => {
+    const wire = requestWire([0, 100]);
+    // The body is cut short by the end of the read.
+    assert.equal(locateRequestBody(wire.subarray(0, wire.length - 1), 0, 1, 100), -1);
+    // Empty lines llhttp skips between requests would throw the count off: not located.
+    const spaced = Buffer.concat([requestWire([0]), Buffer.from('\r\n'), requestWire([100])]);
+    assert.equal(llhttpRequestBodies(spaced)[1]?.length, 100);
+    assert.equal(locateRequestBody(spaced, 0, 1, 100), -1);
+    // A head not complete in the read.
+    assert.equal(locateRequestBody(Buffer.from('POST / HTTP/1.1\r\nContent-Length: 1\r\n'), 0, 0, 1), -1);
   });
 });

@@ -229,3 +229,24 @@ export function locatableFraming(raw: readonly string[], out: number[]): Framing
   if (lengths === 0 && encodings === 0) return UNTIL_CLOSE;
   return 0;
 }
+
+/**
+ * Where the body of a request declared by length starts in `data`, when it lies whole there: the
+ * request starts at `from`, after `headsBefore` requests without a body. -1 when that cannot be
+ * told for sure (the parser's body callback then delivers the body). In strict mode llhttp ends a
+ * head only at its first CRLFCRLF and then takes exactly Content-Length bytes. Each request must
+ * start with its method's first letter (llhttp skips empty lines between requests, which would
+ * throw the count off).
+ */
+export function locateRequestBody(data: Buffer, from: number, headsBefore: number, length: number): number {
+  let at = from;
+  for (let heads = headsBefore; heads >= 0; heads--) {
+    const c = data[at] ?? 0;
+    if (c < 65 || c > 90) return -1;
+    const end = data.indexOf(HEAD_END, at);
+    if (end < 0) return -1;
+    if (heads === 0) return end + 4 + length <= data.length ? end + 4 : -1;
+    at = end + 4;
+  }
+  return -1;
+}

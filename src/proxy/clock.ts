@@ -1,7 +1,8 @@
 // The proxy's clock: monotonic milliseconds (performance.now()), read once per read callback. A
 // request's way through the proxy asks for the time about a dozen times (timeouts, durations,
 // last activity); within one read callback those asks are the same instant to within
-// microseconds, so the first read is held until the callback returns (docs/proxy.md, 16).
+// microseconds, so the first read is held until the callback returns (one clock read per packet
+// instead of a dozen).
 // Outside a read callback (timers, drain events, promise continuations) every ask reads anew.
 
 let held = -1;

@@ -3,7 +3,7 @@
 // do); a malformed request gets 400 (431 for oversized headers) and the connection is closed, as
 // node:http does.
 import type { Socket } from 'node:net';
-import { HEAD_END } from './body-locator.js';
+import { locateRequestBody } from './body-locator.js';
 import { adoptClientSocket } from './client-socket.js';
 import { SocketWriter } from './socket-writer.js';
 import { holdTime, releaseTime, timeMs } from './clock.js';
@@ -328,32 +328,17 @@ export class ClientConnection<E extends ConnectionExchange> implements ClientSid
   /**
    * The body of the request whose head llhttp just completed, as a view of the read, when it is
    * declared by length (at most LOCATE_LIMIT) and lies whole in the read; else null (the binding's
-   * body callback delivers it). In strict mode llhttp ends a head only at its first CRLFCRLF and
-   * then takes exactly Content-Length bytes, so where the request starts is all there is to know:
-   * at the start of a read that follows a complete request, else after the requests of this read
-   * located before it. A request must start with its method's first letter there (llhttp skips
-   * empty lines between requests, which would throw the count off).
+   * body callback delivers it). Where the request starts is known at the start of a read that
+   * follows a complete request, else after the requests of this read located before it.
    */
   private locateBody(scan: RequestHeaderScan): Buffer | null {
     const length = scan.contentLength;
     if (this.cursor < 0 || scan.chunked || length <= 0 || length > LOCATE_LIMIT) return null;
-    const data = this.reading;
-    let at = this.cursor;
-    // Step over the heads of the requests without a body before this one.
-    for (; this.headsAfterCursor >= 0; this.headsAfterCursor--) {
-      const c = data[at] ?? 0;
-      if (c < 65 || c > 90) return null;
-      const end = data.indexOf(HEAD_END, at);
-      if (end < 0) return null;
-      if (this.headsAfterCursor === 0) {
-        const bodyEnd = end + 4 + length;
-        if (bodyEnd > data.length) return null;
-        this.cursor = bodyEnd;
-        return data.subarray(end + 4, bodyEnd);
-      }
-      at = end + 4;
-    }
-    return null;
+    const start = locateRequestBody(this.reading, this.cursor, this.headsAfterCursor, length);
+    if (start < 0) return null;
+    this.headsAfterCursor = 0;
+    this.cursor = start + length;
+    return this.reading.subarray(start, this.cursor);
   }
 
   /**

@@ -1,10 +1,11 @@
-// One request's life in the proxy: the exchange is both the bookkeeping (times, bytes, status for
-// the log and metrics) and the user of an upstream connection, so a forwarded request allocates one
-// object of ours. Bodies stream both ways with backpressure: a full upstream socket pauses reading
-// from the client, a full client socket pauses reading from the upstream.
+// One request's life in the proxy, through the phases of exchange-phases.ts. The exchange is the
+// bookkeeping (exchange-record.ts), the response's output (response-out.ts, both extended here) and
+// the user of an upstream connection, so a forwarded request allocates one object of ours. Bodies
+// stream both ways with backpressure: a full upstream socket pauses reading from the client, a full
+// client socket pauses reading from the upstream.
 import type { ProblemError } from '../errors.js';
-import { withoutQueryValues } from '../lib/redact.js';
-import { ms, type AccessLog, type AccessLogEntry } from './access-log.js';
+import type { AccessLog } from './access-log.js';
+import type { Applicant } from './admission.js';
 import {
   PAUSED_FOR_HOLD,
   PAUSED_FOR_UPSTREAM,
@@ -13,20 +14,28 @@ import {
   type ConnectionMemo,
 } from './client-side.js';
 import { timeMs } from './clock.js';
+import { EXCHANGE_MOVES, HOLDS_UPSTREAM, type BodySink, type ExchangePhase } from './exchange-phases.js';
+import { CLIENT_CLOSED } from './exchange-record.js';
 import { scanResponseHeaders, type RequestHeaderScan } from './headers.js';
-import { UNKNOWN_PROXY_ID, type ProxyMetrics } from './metrics.js';
+import type { ProxyMetrics } from './metrics.js';
+import { makeMove } from './phases.js';
 import { bodyTooLarge, renderProblem, upstreamTimeout, upstreamUnreachable } from './problems.js';
+import { wholeRequest, writeBodyChunk, writeHeadAndHeld } from './request-out.js';
+import { ResponseOutput } from './response-out.js';
+import type { UpstreamLink, UpstreamUser } from './upstream-user.js';
 import {
-  inSharedReadBuffer,
-  type UpstreamConnection,
-  type UpstreamPool,
-  type UpstreamUser,
-} from './upstream.js';
-import { chunkHead, CRLF, connectionLines, httpDate, LAST_CHUNK, statusLine } from './wire.js';
+  connectionLines,
+  headerLines,
+  httpDate,
+  LAST_CHUNK,
+  statusLine,
+  upstreamRequestHead,
+} from './wire.js';
 
 /** What every exchange shares: the upstream, the limits, and where results are reported. */
 export interface ForwardContext {
-  pool: UpstreamPool;
+  /** Where exchanges get upstream connections (the keep-alive pool). */
+  pool: { acquire(user: UpstreamUser): void; cancel(user: UpstreamUser): void };
   /** Path prefix of UPSTREAM_URL ('' when it has none). */
   basePath: string;
   /** The Host header sent upstream (UPSTREAM_URL's host[:port]). */
@@ -35,89 +44,57 @@ export interface ForwardContext {
   bodyLimitBytes: number;
   /** Keep-alive timeout announced to clients, in seconds. */
   keepAliveSeconds: number;
-  metrics: ProxyMetrics;
-  accessLog: AccessLog;
+  metrics: Pick<ProxyMetrics, 'record'>;
+  accessLog: Pick<AccessLog, 'write'>;
   /** Whether the proxy is shutting down (responses then close their connection). */
   closing: () => boolean;
 }
-
-/** Status recorded when the client closed the connection before the response was complete. */
-const CLIENT_CLOSED = 499;
 
 /** Request bodies of a declared length up to this many bytes are read whole before forwarding. */
 const SMALL_BODY = 16 * 1024;
 /** Request body held (waiting for an upstream connection) before reading from the client pauses. */
 const HOLD_LIMIT = 64 * 1024;
-/**
- * Output gathered from one upstream packet up to this size is joined into one string (one write;
- * body bytes as latin1, one character per byte): cheaper than filling a Buffer from the head's
- * string. Larger output goes out uncopied in one writev.
- */
-const COALESCE_LIMIT = 16 * 1024;
-
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
 
-// Where request body bytes go.
-const HOLD = 0;
-const UPSTREAM = 1;
-const DISCARD = 2;
-
 /** A request in flight through the proxy. */
-export class Exchange implements UpstreamUser, ConnectionExchange {
-  proxyId = UNKNOWN_PROXY_ID;
+export class Exchange extends ResponseOutput implements UpstreamUser, ConnectionExchange, Applicant {
+  /** Where it is in its life (exchange-phases.ts lists the moves). */
+  phase: ExchangePhase = 'queued';
   /** The response ends the client connection (Connection: close). */
   closeAfter: boolean;
   /** The request message has been read completely. */
   requestEnded = false;
-  /** Logged and reported; nothing more happens. */
-  done = false;
   readonly headRequest: boolean;
-  private readonly startedAt = timeMs();
-  private status = 0;
-  private bytesIn = 0;
-  private bytesOut = 0;
-  private upstreamStart = 0;
-  private upstreamMs = -1;
-  private error: string | undefined;
-  private started = false;
-  private forwarded = false;
+  /** Ended by a malformed request (its status is the connection's answer, not 499). */
   private clientFault = false;
   // Request side.
-  private sink = HOLD;
+  private sink: BodySink = 'hold';
   private chunkedIn = false;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  private dispatchOnEnd = false;
-  private waitingForUpstream = false;
-  private upstream: UpstreamConnection | null = null;
+  /** Set from `connected` until the exchange lets go of it. */
+  private upstream: UpstreamLink | null = null;
   private requestWritten = false;
   /** The whole request as written, kept for one retry on a fresh connection. */
   private retryData: string | null = null;
   private retried = false;
   // Response side.
-  private responded = false;
-  private responseEnded = false;
   private noBody = false;
-  private chunkedOut = false;
   private upstreamKeepAlive = false;
   private keepAliveMs = -1;
-  private out: (string | Buffer)[] = [];
-  private outBytes = 0;
-  /** Body bytes gathered into the chunk being built (chunked output), and its size line's slot. */
-  private runBytes = 0;
-  private runAt = 0;
   private clientBlocked = false;
 
   constructor(
     private readonly ctx: ForwardContext,
     private readonly conn: ClientSide,
-    readonly method: string,
-    readonly url: string,
+    method: string,
+    url: string,
     readonly scan: RequestHeaderScan,
-    readonly traceId: string,
+    traceId: string,
     private readonly http10: boolean,
     keepAlive: boolean,
   ) {
+    super(method, url, traceId);
     this.closeAfter = !keepAlive;
     this.headRequest = method === 'HEAD';
   }
@@ -127,9 +104,14 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     return this.conn.memo;
   }
 
-  /** Marks the exchange as started (counted in flight; it will be logged). */
+  /** Logged and counted; nothing more happens. */
+  get done(): boolean {
+    return this.phase === 'done';
+  }
+
+  /** Its turn came: the admission checks run on it (from now on it will be logged). */
   begin(): void {
-    this.started = true;
+    makeMove(this, EXCHANGE_MOVES.begin);
   }
 
   /** Answers with one of the proxy's own problems instead of forwarding. */
@@ -137,10 +119,11 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     this.status = err.status;
     this.error = err.title;
     // A body that was never going to be forwarded is not counted as received.
-    if (!this.forwarded) this.bytesIn = 0;
+    if (this.phase === 'checking') this.bytesIn = 0;
     this.stopForwarding();
-    if (this.done) return;
-    if (this.responded) {
+    if (this.phase === 'done') return;
+    if (!makeMove(this, EXCHANGE_MOVES.respond)) {
+      // Response bytes went out already: the client can only be told by cutting the connection.
       this.cut();
       return;
     }
@@ -150,8 +133,6 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     if (!keepAlive) this.closeAfter = true;
     const { data, bodyLength } = renderProblem(err, this.traceId, keepAlive, this.ctx.keepAliveSeconds);
     this.bytesOut = bodyLength;
-    this.responded = true;
-    this.responseEnded = true;
     this.conn.write(data);
     this.finish();
   }
@@ -159,7 +140,6 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   /** Sends the request upstream (the checks passed). */
   forward(): void {
     const { scan } = this;
-    this.forwarded = true;
     if (scan.chunked) {
       this.chunkedIn = true;
       if (this.bytesIn > this.ctx.bodyLimitBytes) {
@@ -170,32 +150,32 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     if (!scan.chunked && scan.contentLength > 0 && scan.contentLength <= SMALL_BODY && !this.requestEnded) {
       // A small body (usually in the same packet as its headers) is read whole and sent with the
       // request's headers in one write.
-      this.dispatchOnEnd = true;
+      makeMove(this, EXCHANGE_MOVES.collect);
       return;
     }
     this.dispatch();
   }
 
   private dispatch(): void {
+    if (!makeMove(this, EXCHANGE_MOVES.dispatch)) return;
     this.upstreamStart = timeMs();
-    this.waitingForUpstream = true;
     this.ctx.pool.acquire(this);
   }
 
   // Request body, as the client connection's parser delivers it.
 
   onRequestBody(chunk: Buffer): void {
-    if (this.sink === DISCARD) return;
+    if (this.sink === 'discard') return;
     if (this.scan.chunked) {
       // Counted from the first byte (it may arrive before the checks are done); the limit is
       // enforced once the exchange has started.
       this.bytesIn += chunk.length;
-      if (this.started && this.bytesIn > this.ctx.bodyLimitBytes) {
+      if (this.phase !== 'queued' && this.bytesIn > this.ctx.bodyLimitBytes) {
         this.tooLarge();
         return;
       }
     }
-    if (this.sink === UPSTREAM) {
+    if (this.sink === 'upstream') {
       this.writeBody(chunk);
       return;
     }
@@ -206,24 +186,22 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
 
   onRequestEnd(): void {
     this.requestEnded = true;
-    if (this.sink === DISCARD) return;
-    if (this.dispatchOnEnd) {
-      this.dispatchOnEnd = false;
+    if (this.sink === 'discard') return;
+    if (this.phase === 'collecting') {
       this.dispatch();
       return;
     }
     const up = this.upstream;
-    if (this.sink === UPSTREAM && up !== null) {
+    if (this.sink === 'upstream' && up !== null) {
       if (this.chunkedIn) up.write(LAST_CHUNK);
-      this.requestWritten = true;
-      up.sent();
+      this.requestSent(up);
     }
   }
 
   onRequestWhole(body: Buffer): void {
     // A view may be held for a moment (copied below if it outlives this call), never queued on
     // the upstream's socket.
-    this.onRequestBody(this.sink === UPSTREAM ? Buffer.from(body) : body);
+    this.onRequestBody(this.sink === 'upstream' ? Buffer.from(body) : body);
     this.onRequestEnd();
     // Still held (waiting for the checks or an upstream connection): the next read reuses the buffer.
     const last = this.pending.length - 1;
@@ -231,23 +209,13 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   }
 
   private writeBody(chunk: Buffer): void {
-    const up = this.upstream as UpstreamConnection;
-    let ok: boolean;
-    if (this.chunkedIn) {
-      up.socket.cork();
-      up.write(chunkHead(chunk.length));
-      up.write(chunk);
-      ok = up.write(CRLF);
-      up.socket.uncork();
-    } else {
-      ok = up.write(chunk);
-    }
     // The upstream takes the body slower than the client sends it.
-    if (!ok) this.conn.pauseReading(PAUSED_FOR_UPSTREAM);
+    if (!writeBodyChunk(this.upstream as UpstreamLink, chunk, this.chunkedIn))
+      this.conn.pauseReading(PAUSED_FOR_UPSTREAM);
   }
 
   private tooLarge(): void {
-    if (this.responded) {
+    if (this.phase === 'responding') {
       this.error = 'request body too large';
       this.stopForwarding();
       this.cut();
@@ -258,9 +226,8 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
 
   // The upstream connection's side (UpstreamUser).
 
-  onUpstream(up: UpstreamConnection): void {
-    this.waitingForUpstream = false;
-    if (this.done || this.sink === DISCARD) {
+  onUpstream(up: UpstreamLink): void {
+    if (this.sink === 'discard' || !makeMove(this, EXCHANGE_MOVES.connected)) {
       up.release(false, -1);
       return;
     }
@@ -269,59 +236,39 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
       const data = this.retryData;
       this.retryData = null;
       up.write(data);
-      this.requestWritten = true;
-      up.sent();
+      this.requestSent(up);
       return;
     }
     const { scan, ctx } = this;
-    let head = `${this.method} ${ctx.basePath}${this.url} HTTP/1.1\r\nHost: ${ctx.upstreamHost}\r\n`;
-    const fwd = scan.forward;
-    for (let i = 0; i + 1 < fwd.length; i += 2) head += `${fwd[i]}: ${fwd[i + 1]}\r\n`;
-    head += this.chunkedIn
-      ? 'Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n'
-      : 'Connection: keep-alive\r\n\r\n';
+    const target = ctx.basePath + this.url;
+    const head = upstreamRequestHead(this.method, target, ctx.upstreamHost, scan.forward, this.chunkedIn);
     const hasBody = this.chunkedIn || scan.contentLength > 0;
-    if (!hasBody || (this.requestEnded && !this.chunkedIn && this.pendingBytes <= SMALL_BODY)) {
-      // The whole request in one write (and kept for a retry if it is idempotent): the head
-      // string and the body as latin1 (one character per byte), as answers go out (20).
-      let data = head;
-      if (this.pendingBytes > 0) {
-        for (const chunk of this.pending) data += chunk.toString('latin1');
-        this.pending = [];
-        this.pendingBytes = 0;
-      }
+    const { pending, pendingBytes } = this;
+    if (pending.length > 0) {
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
+    this.sink = 'upstream';
+    if (!hasBody || (this.requestEnded && !this.chunkedIn && pendingBytes <= SMALL_BODY)) {
+      // The whole request in one write, kept for a retry if it is idempotent.
+      const data = wholeRequest(head, pending);
       if (IDEMPOTENT.has(this.method)) this.retryData = data;
-      this.sink = UPSTREAM;
       up.write(data);
-      if (this.requestEnded || !hasBody) {
-        this.requestWritten = true;
-        up.sent();
-      }
+      if (this.requestEnded || !hasBody) this.requestSent(up);
       return;
     }
-    up.socket.cork();
-    up.write(head);
-    for (const chunk of this.pending) {
-      if (this.chunkedIn) {
-        up.write(chunkHead(chunk.length));
-        up.write(chunk);
-        up.write(CRLF);
-      } else up.write(chunk);
-    }
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.sink = UPSTREAM;
-    if (this.requestEnded) {
-      if (this.chunkedIn) up.write(LAST_CHUNK);
-      this.requestWritten = true;
-      up.sent();
-    }
-    up.socket.uncork();
+    writeHeadAndHeld(up, head, pending, this.chunkedIn, this.requestEnded);
+    if (this.requestEnded) this.requestSent(up);
     this.conn.resumeReading(PAUSED_FOR_HOLD);
   }
 
+  private requestSent(up: UpstreamLink): void {
+    this.requestWritten = true;
+    up.sent();
+  }
+
   onResponseHead(status: number, reason: string, headers: string[], upstreamKeepAlive: boolean): void {
-    if (this.responded) return;
+    if (!makeMove(this, EXCHANGE_MOVES.respond)) return;
     this.retryData = null;
     this.upstreamMs = timeMs() - this.upstreamStart;
     this.status = status;
@@ -337,60 +284,29 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
     }
     const keepAlive = !this.closeAfter && !this.ctx.closing();
     if (!keepAlive) this.closeAfter = true;
-    let head = statusLine(status, reason);
-    const fwd = r.forward;
-    for (let i = 0; i + 1 < fwd.length; i += 2) head += `${fwd[i]}: ${fwd[i + 1]}\r\n`;
+    let head = statusLine(status, reason) + headerLines(r.forward);
     if (!r.hasDate) head += `Date: ${httpDate()}\r\n`;
     if (!r.hasRequestId) head += `X-Request-Id: ${this.traceId}\r\n`;
     head += connectionLines(keepAlive, this.ctx.keepAliveSeconds);
     head += this.chunkedOut ? 'Transfer-Encoding: chunked\r\n\r\n' : '\r\n';
-    this.responded = true;
-    this.out.push(head);
-    this.outBytes += head.length;
+    this.gatherText(head);
   }
 
   onResponseBody(chunk: Buffer): void {
-    if (this.noBody || this.done) return;
-    this.bytesOut += chunk.length;
-    if (this.chunkedOut && this.runBytes === 0) {
-      // All body bytes of one upstream read go out as one chunk: its size line is filled in at
-      // the flush (fewer parts per write than one chunk per upstream chunk).
-      this.runAt = this.out.length;
-      this.out.push('');
-    }
-    this.runBytes += chunk.length;
-    this.out.push(chunk);
-    this.outBytes += chunk.length;
-  }
-
-  /** Completes the chunk gathered since the last flush (chunked output). */
-  private closeChunk(): void {
-    if (this.runBytes === 0) return;
-    if (this.chunkedOut) {
-      const size = chunkHead(this.runBytes);
-      this.out[this.runAt] = size;
-      this.out.push(CRLF);
-      this.outBytes += size.length + 2;
-    }
-    this.runBytes = 0;
+    if (!this.noBody && this.phase !== 'done') this.gatherBody(chunk);
   }
 
   onResponseEnd(): void {
-    if (this.done) return;
-    this.responseEnded = true;
-    this.closeChunk();
-    if (this.chunkedOut) {
-      this.out.push(LAST_CHUNK);
-      this.outBytes += LAST_CHUNK.length;
-    }
-    this.onUpstreamFlush();
+    if (this.phase === 'done') return;
+    this.gatherEnd();
+    this.flush(true);
     const up = this.upstream;
     this.upstream = null;
     // Reused only if the request went out whole and both ends keep the connection.
     up?.release(this.upstreamKeepAlive && this.requestWritten, this.keepAliveMs);
     if (!this.requestEnded) {
       // The upstream answered before the whole body arrived: the rest is read and dropped.
-      this.sink = DISCARD;
+      this.sink = 'discard';
       this.pending = [];
       this.conn.resumeReading(PAUSED_FOR_HOLD | PAUSED_FOR_UPSTREAM);
     }
@@ -398,23 +314,13 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
   }
 
   onUpstreamFlush(): boolean {
-    this.closeChunk();
-    const { out } = this;
-    if (out.length === 0) return this.conn.holdsWrites;
-    let ok: boolean;
-    if (out.length === 1) {
-      ok = this.conn.write(kept(out[0] as string | Buffer));
-    } else if (this.outBytes <= COALESCE_LIMIT) {
-      let data = '';
-      for (const part of out) data += typeof part === 'string' ? part : part.toString('latin1');
-      ok = this.conn.write(data);
-    } else {
-      for (let i = 0; i < out.length; i++) out[i] = kept(out[i] as string | Buffer);
-      ok = this.conn.writeAll(out);
-    }
-    this.out = [];
-    this.outBytes = 0;
-    if (!ok && !this.responseEnded) {
+    return this.flush(false);
+  }
+
+  /** Writes out the response bytes gathered; `last`: they end the response. */
+  private flush(last: boolean): boolean {
+    const ok = this.writeGathered(this.conn);
+    if (ok === false && !last) {
       // The client reads slower than the upstream sends: pause the upstream until it drains.
       this.clientBlocked = true;
       this.upstream?.pause();
@@ -439,16 +345,14 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
 
   onUpstreamError(code: string, timeout: boolean, retryable: boolean): void {
     this.upstream = null;
-    this.waitingForUpstream = false;
-    if (this.done) return;
-    if (retryable && !this.responded && this.retryData !== null && !this.retried) {
+    if (this.phase === 'done') return;
+    if (retryable && this.retryData !== null && !this.retried && makeMove(this, EXCHANGE_MOVES.retry)) {
       // A reused connection closed by the upstream while idle: the request never reached it.
       this.retried = true;
-      this.waitingForUpstream = true;
       this.ctx.pool.acquire(this);
       return;
     }
-    if (this.responded) {
+    if (this.phase === 'responding') {
       // Mid-body failure: cutting the connection is the only way to tell the client it is short.
       this.error = code;
       this.cut();
@@ -460,13 +364,13 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
 
   /** Whether response bytes were produced (a problem can no longer be sent instead). */
   get hasResponded(): boolean {
-    return this.responded;
+    return this.phase === 'responding';
   }
 
   /** The request turned out malformed after its head: the connection answers `status` and closes. */
   clientError(status: number, code: string): void {
-    if (this.done) return;
-    if (!this.responded) this.status = status;
+    if (this.phase === 'done') return;
+    if (this.phase !== 'responding') this.status = status;
     this.clientFault = true;
     this.closeAfter = true;
     this.error = code;
@@ -476,12 +380,10 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
 
   /** The client connection closed: give up the upstream side and log what happened. */
   abort(): void {
-    if (this.done || !this.started) return;
+    if (this.phase === 'done' || this.phase === 'queued') return;
+    if (this.phase !== 'responding' && !this.clientFault) this.status = CLIENT_CLOSED;
+    this.error ??= 'client closed';
     this.stopForwarding();
-    if (!this.responseEnded) {
-      if (!this.responded && !this.clientFault) this.status = CLIENT_CLOSED;
-      this.error ??= 'client closed';
-    }
     this.finish();
   }
 
@@ -493,55 +395,22 @@ export class Exchange implements UpstreamUser, ConnectionExchange {
 
   /** Drops the upstream side: a waiting request is withdrawn, a connection in use destroyed. */
   private stopForwarding(): void {
-    this.sink = DISCARD;
-    this.dispatchOnEnd = false;
+    this.sink = 'discard';
     this.pending = [];
     this.pendingBytes = 0;
     this.conn.resumeReading(PAUSED_FOR_HOLD | PAUSED_FOR_UPSTREAM);
-    if (this.waitingForUpstream) {
-      this.waitingForUpstream = false;
-      this.ctx.pool.cancel(this);
+    const held = HOLDS_UPSTREAM[this.phase];
+    if (held === 'poolQueue') this.ctx.pool.cancel(this);
+    else if (held === 'connection') {
+      const up = this.upstream;
+      this.upstream = null;
+      up?.destroy();
     }
-    const up = this.upstream;
-    this.upstream = null;
-    up?.destroy();
   }
 
   private finish(): void {
-    if (this.done) return;
-    this.done = true;
-    const totalMs = timeMs() - this.startedAt;
-    this.ctx.metrics.record({
-      proxyId: this.proxyId,
-      method: this.method,
-      status: this.status,
-      bytesIn: this.bytesIn,
-      bytesOut: this.bytesOut,
-      upstreamSeconds: this.upstreamMs < 0 ? NaN : this.upstreamMs / 1000,
-      totalSeconds: totalMs / 1000,
-    });
-    const entry: AccessLogEntry = {
-      reqId: this.traceId,
-      proxyId: this.proxyId,
-      method: this.method,
-      path: withoutQueryValues(this.url),
-      status: this.status,
-      bytesIn: this.bytesIn,
-      bytesOut: this.bytesOut,
-      upstreamMs: this.upstreamMs < 0 ? null : ms(this.upstreamMs),
-      totalMs: ms(totalMs),
-    };
-    // Named only when there is one, without spreading a throwaway object per request.
-    if (this.error !== undefined) entry.error = this.error;
-    this.ctx.accessLog.write(entry);
+    if (!makeMove(this, EXCHANGE_MOVES.finish)) return;
+    this.report(this.ctx.metrics, this.ctx.accessLog);
     this.conn.exchangeDone(this);
   }
-}
-
-/**
- * A part that may be queued on the client's socket: body bytes still in the upstream's shared read
- * buffer are copied (the next read overwrites it); any other buffer is written as it is.
- */
-function kept(part: string | Buffer): string | Buffer {
-  return typeof part !== 'string' && inSharedReadBuffer(part) ? Buffer.from(part) : part;
 }

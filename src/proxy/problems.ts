@@ -1,4 +1,4 @@
-// The proxy's own error answers (docs/proxy.md, "What it does to a request"), rendered from the shared error catalogue.
+// The proxy's own error answers, rendered from the shared error catalogue.
 import { problem, toProblemBody, type ProblemError } from '../errors.js';
 import type { ProxyIdHeader } from './headers.js';
 import { connectionLines, httpDate, statusLine } from './wire.js';

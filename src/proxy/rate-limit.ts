@@ -3,7 +3,10 @@
 // robin), so one host stays near the configured rate. shared-rate.ts keeps them in step with a
 // bucket per ID in the database, so that the limit holds across processes and hosts.
 
-/** What admission asks of a rate limit: synchronous, so a request never waits on a store. */
+/**
+ * The rate limit per proxy ID: the one in this process's memory, or one shared by every proxy
+ * process (shared-rate.ts). Synchronous, so a request never waits on a store.
+ */
 export interface RateLimit {
   /** Takes one token for `key`; returns 0 when allowed, else the seconds to wait (for Retry-After). */
   take(key: string): number;

@@ -1,6 +1,6 @@
 // The proxy role: a plain TCP server speaking HTTP/1.1 through llhttp (parser/index.ts; no
-// node:http objects, no framework, no HTTP client library on the hot path) that checks the two
-// headers, applies the per-ID rate and size limits, and streams the exchange to UPSTREAM_URL over a
+// node:http objects, no framework, no HTTP client library on the hot path) that runs each request
+// through the admission checks (admission.ts) and streams the exchange to UPSTREAM_URL over a
 // keep-alive pool of raw connections.
 import { createServer, type Server, type Socket } from 'node:net';
 import { listeningUrl } from '../lib/listening-url.js';
@@ -8,26 +8,25 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
 import { AccessLog } from './access-log.js';
-import { isWellFormedAuthorization } from './auth-check.js';
-import type { ConnectionMemo } from './client-side.js';
+import {
+  ID_NOT_IN_MEMORY,
+  lookUpProxyId,
+  PASS,
+  runChecks,
+  type AdmissionRules,
+  type PassOrRefusal,
+} from './admission.js';
 import { timeMs } from './clock.js';
 import { ClientConnection, type ConnectionHost } from './connection.js';
 import { Exchange, type ForwardContext } from './forward.js';
 import type { RequestHeaderScan } from './headers.js';
 import { ProxyMetrics } from './metrics.js';
 import { useParserBackend } from './parser/index.js';
-import {
-  bodyTooLarge,
-  invalidProxyId,
-  missingAuthorization,
-  rateLimited,
-  unsupportedTarget,
-} from './problems.js';
 import { ProxyIdCache } from './proxy-id-cache.js';
 import type { ProxyIdStore } from '../domain/identity/proxy-ids.js';
 import { createRateLimit } from './shared-rate.js';
 import type { RateStore } from './shared-rate.js';
-import { UpstreamPool } from './upstream.js';
+import { UpstreamPool } from './upstream-pool.js';
 
 /** What the proxy needs from the composition root. */
 export interface ProxyDeps {
@@ -53,13 +52,6 @@ export interface RunningProxy {
   /** Stops accepting, lets in-flight exchanges finish for up to SHUTDOWN_GRACE_MS, then cuts them. */
   close(): Promise<void>;
 }
-
-/** A request whose target is not a path is refused rather than forwarded somewhere unexpected. */
-const isOriginForm = (url: string | undefined): url is string =>
-  url !== undefined && url.charCodeAt(0) === 47;
-
-/** Requests whose unread body is at most this large are drained to keep the connection alive. */
-const DRAIN_LIMIT = 64 * 1024;
 
 /** Keep-alive clients should not hit a closed socket: outlive typical client idle timeouts. */
 const KEEP_ALIVE_MS = 65_000;
@@ -98,6 +90,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     timeoutMs: p.timeoutMs,
   });
   const connections = new Set<ClientConnection<Exchange>>();
+  const accessLog = new AccessLog(logger);
   let closing = false;
   const ctx: ForwardContext = {
     pool,
@@ -107,7 +100,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     bodyLimitBytes: p.bodyLimitBytes,
     keepAliveSeconds: KEEP_ALIVE_MS / 1000,
     metrics,
-    accessLog: new AccessLog(logger),
+    accessLog,
     closing: () => closing,
   };
   // Request ids the proxy makes up: a random per-process part and a counter; unique without
@@ -157,55 +150,25 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
   }, 1000);
   sweeper.unref();
 
+  const rules: AdmissionRules = { proxyIds: cache, rateLimit: limiter, bodyLimitBytes: p.bodyLimitBytes };
+
+  /** Runs the admission checks on an exchange whose turn has come, then forwards or refuses it. */
   function handle(ex: Exchange): void {
     ex.begin();
-    const { scan, memo } = ex;
-    const unread = scan.hasBody && (scan.contentLength < 0 || scan.contentLength > DRAIN_LIMIT);
-    const auth = scan.authorization;
-    // A keep-alive client repeats its credentials: what this connection proved before still holds.
-    if (auth !== memo.authorization || auth === '') {
-      if (!isWellFormedAuthorization(auth ?? undefined)) return ex.reject(missingAuthorization(), unread);
-      memo.authorization = auth as string;
-    }
-    const id = scan.proxyId;
-    if (id === null || id === undefined) return ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
-    // The answer for the same ID holds until the set of active IDs is replaced.
-    if (id === memo.proxyId && memo.generation === cache.generation)
-      return admit(ex, scan, memo.prefix, unread);
-    const prefix = cache.lookup(id);
-    if (prefix !== undefined) {
-      remember(memo, id, prefix);
-      return admit(ex, scan, prefix, unread);
-    }
-    // Not in memory: maybe created since the last reload; the cache bounds how often we ask.
-    cache.lookupOrRefresh(id).then(
-      (found) => {
-        if (ex.done) return;
-        if (found === undefined) ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
-        else {
-          remember(memo, id, found);
-          admit(ex, scan, found, unread);
-        }
+    const result = runChecks(ex, rules);
+    if (result !== ID_NOT_IN_MEMORY) return settle(ex, result);
+    lookUpProxyId(ex, rules).then(
+      (later) => {
+        // The client may have gone meanwhile.
+        if (!ex.done) settle(ex, later);
       },
-      () => {
-        if (!ex.done) ex.reject(invalidProxyId(scan.proxyIdHeader), unread);
-      },
+      () => undefined,
     );
   }
 
-  function remember(memo: ConnectionMemo, id: string, prefix: string): void {
-    memo.proxyId = id;
-    memo.prefix = prefix;
-    memo.generation = cache.generation;
-  }
-
-  function admit(ex: Exchange, scan: RequestHeaderScan, prefix: string, unread: boolean) {
-    ex.proxyId = prefix;
-    const wait = limiter.take(prefix);
-    if (wait > 0) return ex.reject(rateLimited(wait), unread);
-    if (scan.contentLength > p.bodyLimitBytes) return ex.reject(bodyTooLarge(p.bodyLimitBytes), true);
-    if (!isOriginForm(ex.url)) return ex.reject(unsupportedTarget(), unread);
-    ex.forward();
+  function settle(ex: Exchange, result: PassOrRefusal): void {
+    if (result === PASS) ex.forward();
+    else ex.reject(result.problem, result.endsConnection);
   }
 
   /** Closes idle client connections; busy ones close after their current exchange. */
@@ -245,7 +208,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     clearTimeout(timer);
     clearInterval(sweeper);
     await closed;
-    await ctx.accessLog.flush();
+    await accessLog.flush();
   }
 
   return { server, metrics, cache, logger, drain, close };

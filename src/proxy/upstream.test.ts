@@ -5,9 +5,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { inSharedReadBuffer } from './read-buffers.js';
+import { UpstreamPool } from './upstream-pool.js';
+import type { UpstreamLink, UpstreamUser } from './upstream-user.js';
 import type { ProxyHttpParser } from '../config.js';
 import { useParserBackend } from './parser/index.js';
-import { inSharedReadBuffer, UpstreamPool, type UpstreamConnection, type UpstreamUser } from './upstream.js';
 
 // The test list runs the proxy suites once per parser backend (scripts/test.mjs).
 useParserBackend((process.env.PROXY_HTTP_PARSER ?? 'auto') as ProxyHttpParser);
@@ -46,7 +48,7 @@ function fetch(
     /** The buffers of the connection's own that body bytes were handed over in. */
     const own = new Set<ArrayBufferLike>();
     let sent = 0;
-    let conn: UpstreamConnection | null = null;
+    let conn: UpstreamLink | null = null;
     const user: UpstreamUser = {
       headRequest: false,
       onUpstream(c) {
@@ -147,7 +149,7 @@ async function exchangeWith(
   const run = () =>
     new Promise<{ body: string; ended: boolean; error: string }>((resolve) => {
       let body = '';
-      let conn: UpstreamConnection | null = null;
+      let conn: UpstreamLink | null = null;
       pool.acquire({
         headRequest: false,
         onUpstream(c) {

@@ -49,3 +49,29 @@ export const chunkHead = (length: number): string => `${length.toString(16)}\r\n
 export const CRLF = '\r\n';
 /** The last chunk (no trailers). */
 export const LAST_CHUNK = '0\r\n\r\n';
+
+/** Flat [name, value, name, value, …] as header lines. */
+export function headerLines(flat: readonly string[]): string {
+  let lines = '';
+  for (let i = 0; i + 1 < flat.length; i += 2) lines += `${flat[i]}: ${flat[i + 1]}\r\n`;
+  return lines;
+}
+
+/**
+ * The head of a request as sent upstream: the target under the upstream's base path, its Host,
+ * the forwarded headers, and the framing of the body (chunked or as declared).
+ */
+export function upstreamRequestHead(
+  method: string,
+  target: string,
+  host: string,
+  forward: readonly string[],
+  chunked: boolean,
+): string {
+  return (
+    `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\n${headerLines(forward)}` +
+    (chunked
+      ? 'Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n'
+      : 'Connection: keep-alive\r\n\r\n')
+  );
+}
