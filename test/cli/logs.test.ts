@@ -265,6 +265,7 @@ test("each role's /metrics holds that role's metrics only", async () => {
       'dx_webhook_deliveries_total',
     ]);
     assert.deepEqual(families(proxy), [
+      'dx_proxy_http_parser_processes',
       'dx_proxy_request_bytes_total',
       'dx_proxy_request_duration_seconds',
       'dx_proxy_requests_total',
