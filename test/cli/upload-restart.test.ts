@@ -35,8 +35,10 @@ function upload(h: Fixture, args: string[]): Upload {
   };
 }
 
+// A poll on a kept-alive connection that the stopping service closes meets a reset; later ones
+// find nothing listening. Either way the command says so once and waits.
 const WAITING =
-  /^the service does not answer: nothing listens there \(127\.0\.0\.1:\d+\); waiting up to 2m 00s for it$/m;
+  /^the service does not answer: (nothing listens there \(127\.0\.0\.1:\d+\)|the connection was reset); waiting up to 2m 00s for it$/m;
 
 await onDatabase('sqlite', 'dx upload over a restart of the service', (target) => {
   /** The fixture (API only, in this process) onboards; the services under test share its data. */
