@@ -283,22 +283,24 @@ class WasmParser implements HttpParser {
   }
 
   onHeaderField(at: number, length: number): number {
-    const stop = this.track(length);
-    if (stop !== 0) return stop;
-    const fields = this.fields;
-    const text = this.engine.text(at, length);
-    // A name starts after a value (or first); otherwise this continues the name.
-    if (fields.length % 2 === 0) fields.push(text);
-    else fields[fields.length - 1] += text;
-    return 0;
+    return this.addFieldPart(at, length, 0);
   }
 
   onHeaderValue(at: number, length: number): number {
+    return this.addFieldPart(at, length, 1);
+  }
+
+  /**
+   * A piece of a header name (`parity` 0) or value (1) in `fields`, names and values alternating:
+   * a name starts after a value (or first), a value after a name; otherwise the piece continues
+   * the last entry, which llhttp may deliver in several callbacks.
+   */
+  private addFieldPart(at: number, length: number, parity: 0 | 1): number {
     const stop = this.track(length);
     if (stop !== 0) return stop;
     const fields = this.fields;
     const text = this.engine.text(at, length);
-    if (fields.length % 2 === 1) fields.push(text);
+    if (fields.length % 2 === parity) fields.push(text);
     else fields[fields.length - 1] += text;
     return 0;
   }
