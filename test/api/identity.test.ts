@@ -1,7 +1,7 @@
 // Installations, client tokens and /auth/me over HTTP, on SQLite and PostgreSQL.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
@@ -18,6 +18,8 @@ import { rotateWorkspaceKey } from '../../src/domain/identity/workspaces.js';
 import { addAppKey, generateKeyPair, revokeAppKey } from '../../src/domain/identity/apps.js';
 import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
 import { nowSeconds } from '../../src/lib/time.js';
+import { hashSecret } from '../../src/lib/secrets.js';
+import { accessTokenKey } from '../../src/domain/identity/access-tokens.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/;
 
@@ -100,6 +102,30 @@ await forEachDatabase('identity', (target) => {
     assert.deepEqual(me.json().permissions, ['datasets:read', 'datasets:write']);
     assert.equal(me.json().platformAppId, partner.app.id);
     assert.equal(me.json().workspace.workspaceId, partner.workspaceId);
+  });
+
+  test('a token minted by an earlier version (stored under its plain hash) still works', async () => {
+    const minted = await accessToken(t, partner, partner.installationId, partner.workspaceKey);
+    // Tokens now carry their mint time and are stored under a key led by it.
+    assert.match(minted, /^dxt_[0-9a-f]{12}[A-Za-z0-9_-]{43}$/);
+    assert.equal(accessTokenKey(minted).slice(0, 12), minted.slice(4, 16));
+    const row = await t.database.db
+      .selectFrom('access_tokens')
+      .selectAll()
+      .where('token_hash', '=', accessTokenKey(minted))
+      .executeTakeFirstOrThrow();
+    // The shape earlier versions minted: the prefix and 32 random bytes, stored under their SHA-256.
+    const earlier = `dxt_${randomBytes(32).toString('base64url')}`;
+    await t.database.db
+      .insertInto('access_tokens')
+      .values({ ...row, token_hash: hashSecret(earlier) })
+      .execute();
+    const me = await get('/api/v1/auth/me', earlier);
+    assert.equal(me.statusCode, 200, me.body);
+    assert.equal(me.json().workspace.workspaceId, partner.workspaceId);
+    // Its text with a time-like head is another token, unknown.
+    const forged = `dxt_${minted.slice(4, 16)}${earlier.slice(4, 47)}`;
+    assert.equal((await get('/api/v1/auth/me', forged)).statusCode, 401);
   });
 
   test('clientToken refuses: missing key 400, foreign installation 400, wrong key 403, unknown permission 400', async () => {

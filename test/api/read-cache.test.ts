@@ -10,7 +10,7 @@ import { requestUpload, putFile } from '../support/loading.js';
 import { readEpochs } from '../../src/domain/identity/credential-cache.js';
 import { DATA_TABLES } from '../../src/storage/db/migrations/015_data_epoch.js';
 import { ReadCache } from '../../src/http/read-cache.js';
-import { hashSecret } from '../../src/lib/secrets.js';
+import { accessTokenKey } from '../../src/domain/identity/access-tokens.js';
 
 interface DatasetList {
   data: { datasetId: string; name: string }[];
@@ -98,7 +98,7 @@ await forEachDatabase('GET answers kept while the epochs hold', (target) => {
       fetch(`${h.baseUrl}/api/v1/datasets`, { headers: { authorization: `Bearer ${other}` } });
     assert.equal((await get()).status, 200);
     assert.equal((await get()).status, 200);
-    await h.database.db.deleteFrom('access_tokens').where('token_hash', '=', hashSecret(other)).execute();
+    await h.database.db.deleteFrom('access_tokens').where('token_hash', '=', accessTokenKey(other)).execute();
     assert.equal((await get()).status, 401);
   });
 });

@@ -15,6 +15,28 @@ export const PERMISSIONS = ['datasets:read', 'datasets:write'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const ACCESS_TOKEN_PREFIX = 'dxt_';
+/** Hex digits of the mint time in milliseconds that follow the prefix (enough until the year 10889). */
+const MINT_TIME_DIGITS = 12;
+/** The length of a token that carries its mint time: prefix, time, 32 random bytes in base64url. */
+const TIMED_TOKEN_LENGTH = ACCESS_TOKEN_PREFIX.length + MINT_TIME_DIGITS + 43;
+
+/** A new access token: the prefix, the mint time, then 32 random bytes (the secret). */
+function newAccessToken(nowMs = Date.now()): string {
+  return randomSecret(ACCESS_TOKEN_PREFIX + nowMs.toString(16).padStart(MINT_TIME_DIGITS, '0'));
+}
+
+/**
+ * The key an access token is stored and found under: its SHA-256, led by its mint time when it
+ * carries one (tokens minted by earlier versions do not, and keep their plain hash). Keys that
+ * grow with time land at the end of the key's index: a plain hash put every new row on a random
+ * page of it, a page written per token minted.
+ */
+export function accessTokenKey(token: string): string {
+  const hash = hashSecret(token);
+  if (token.length !== TIMED_TOKEN_LENGTH) return hash;
+  const time = token.slice(ACCESS_TOKEN_PREFIX.length, ACCESS_TOKEN_PREFIX.length + MINT_TIME_DIGITS);
+  return /^[0-9a-f]+$/.test(time) ? time + hash : hash;
+}
 
 /** The answer of POST /auth/clientToken. */
 export interface IssuedToken {
@@ -118,10 +140,10 @@ export async function mintAccessToken(
   }
   const permissions = narrowPermissions(req.permissions, req.within?.permissions ?? PERMISSIONS);
   const now = nowSeconds();
-  const token = randomSecret(ACCESS_TOKEN_PREFIX);
+  const token = newAccessToken();
   const expiresAt = Math.min(now + req.ttlSeconds, req.within?.expiresAt ?? Infinity);
   await minting.cache.rows.insert({
-    token_hash: hashSecret(token),
+    token_hash: accessTokenKey(token),
     installation_id: row.id,
     key_version: row.key_version,
     permissions: permissions.join(' '),
@@ -201,7 +223,7 @@ export async function authenticateAccessToken(
   token: string,
   cached?: UnderEpoch<AccessTokenCache>,
 ): Promise<InstallationPrincipal> {
-  const hash = hashSecret(token);
+  const hash = accessTokenKey(token);
   let row: AccessTokenRow | null | undefined;
   if (cached !== undefined) {
     // The epoch was read before resolving: a change after that read bumps it past the one kept.
