@@ -357,8 +357,9 @@ function jobsSection(ctx: BenchContext, results: readonly ConfigRuns[]): Section
         'progress figures, which the worker stores once the whole file has been read and written to the ' +
         'staging table. Not observable from outside, so not split here: creating the staging table ' +
         '(inside "read, parse, write"), building the key and the commit itself (together in "key + ' +
-        'commit"), and deleting the upload after the commit (in the gap above). "Waiting for a worker" ' +
-        'is mostly the poll: a worker in another process learns of a queued job on its next poll.',
+        'commit"), and deleting the upload after the commit (in the gap above). "Waiting for a worker": ' +
+        'from the file stored to the claim; a queued job wakes the workers of other processes at once ' +
+        "(PostgreSQL's NOTIFY, a watched file beside an SQLite database), their poll is the fallback.",
       table(
         [
           'engine',

@@ -38,7 +38,7 @@ export function createServices(
     records: createRecordStore(database),
     signingSecret: resolveSigningSecret(config),
     // On PostgreSQL a queued job also wakes the workers of other processes (NOTIFY).
-    notifier: new JobNotifier(database.engine.kind === 'postgres' ? () => publishJobWakeup(database) : null),
+    notifier: new JobNotifier(() => publishJobWakeup(database)),
     metrics,
   };
   // The same handle and pool, carrying the job observer (domain/jobs/lifecycle.ts); each handle

@@ -1,9 +1,11 @@
-// On PostgreSQL a job queued by the API wakes a worker in another process at once (LISTEN/NOTIFY,
-// storage/db/job-wakeups.ts), not at its next poll: here the worker polls once a minute, so only
-// the wake-up can start its jobs within the test's time. A listener whose connection is cut
-// connects again, and loses no job meanwhile.
+// A job queued by the API wakes a worker in another process at once (storage/db/job-wakeups.ts:
+// LISTEN/NOTIFY on PostgreSQL, a watched file beside the database on SQLite), not at its next poll:
+// here the worker polls once a minute, so only the wake-up can start its jobs within the test's
+// time. A listener whose channel is lost (its connection cut, its file removed) listens again, and
+// loses no job meanwhile.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { sql } from 'kysely';
 import { onDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
@@ -66,5 +68,44 @@ await onDatabase('postgres', 'a queued job wakes a worker of another process', (
       'a new listening session',
     );
     assert.match(worker.output(), /job wake-ups from other processes lost/);
+  });
+});
+
+await onDatabase('sqlite', 'a queued job wakes a worker of another process', (target) => {
+  let h: Fixture;
+  let worker: WorkerProcess;
+  before(async () => {
+    h = await startFixture(target, { ROLES: 'api' });
+    worker = startWorkerProcess(BIN, { ...h.processEnv, WORKER_POLL_MS: '60000', LOG_LEVEL: 'info' });
+    await worker.ready();
+  });
+  after(async () => {
+    worker.kill('SIGKILL');
+    await worker.exited;
+    await h.close();
+  });
+
+  const loadsWithinSeconds = async (rows: string) => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const started = Date.now();
+    const job = await uploadAndWait(h, id, `id,name\n${rows}`);
+    assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
+    assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+  };
+
+  it('starts the job at once although the worker polls once a minute', async () => {
+    await loadsWithinSeconds('1,a\n2,b\n');
+  });
+
+  it('watches again once its file is removed, and misses no job', async () => {
+    const file = h.processEnv.DATABASE_URL?.replace(/^sqlite:/, '');
+    assert.ok(file !== undefined && file !== '');
+    rmSync(`${file}-wakeup`);
+    assert.ok(
+      await eventually(async () => /job wake-ups from other processes lost/.test(worker.output())),
+      'the worker tells of the lost watch',
+    );
+    // The worker watches the file again within a second of losing it, and looks for jobs then.
+    await loadsWithinSeconds('3,c\n');
   });
 });
