@@ -7,7 +7,7 @@ import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { sql } from 'kysely';
-import { onDatabase } from '../support/databases.js';
+import { onDatabase, type DatabaseTarget } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { uploadAndWait } from '../support/loading.js';
 import { eventually } from '../support/poll.js';
@@ -19,35 +19,44 @@ const PROPS = [
   { name: 'name', type: 'string' },
 ];
 
-await onDatabase('postgres', 'a queued job wakes a worker of another process', (target) => {
-  let h: Fixture;
-  let worker: WorkerProcess;
+/** The API in this process and a worker in another that polls once a minute, for the suite. */
+function apiAndWorkerApart(target: DatabaseTarget): { h: Fixture; worker: WorkerProcess } {
+  const sides = {} as { h: Fixture; worker: WorkerProcess };
   before(async () => {
-    h = await startFixture(target, { ROLES: 'api' });
-    worker = startWorkerProcess(BIN, { ...h.processEnv, WORKER_POLL_MS: '60000', LOG_LEVEL: 'info' });
-    await worker.ready();
+    sides.h = await startFixture(target, { ROLES: 'api' });
+    sides.worker = startWorkerProcess(BIN, {
+      ...sides.h.processEnv,
+      WORKER_POLL_MS: '60000',
+      LOG_LEVEL: 'info',
+    });
+    await sides.worker.ready();
   });
   after(async () => {
-    worker.kill('SIGKILL');
-    await worker.exited;
-    await h.close();
+    sides.worker.kill('SIGKILL');
+    await sides.worker.exited;
+    await sides.h.close();
   });
+  return sides;
+}
+
+await onDatabase('postgres', 'a queued job wakes a worker of another process', (target) => {
+  const sides = apiAndWorkerApart(target);
 
   /** The worker's listening session, found by the LISTEN it ran on this schema's channel. */
   const listener = async (): Promise<number | undefined> => {
     const { rows } = await sql<{ pid: number }>`
       select pid from pg_stat_activity
       where query = 'listen "' || 'dx_jobs_' || left(md5(current_schema()), 16) || '"'`.execute(
-      h.database.db,
+      sides.h.database.db,
     );
     return rows[0]?.pid;
   };
 
   it('starts the job at once although the worker polls once a minute', async () => {
     assert.ok(await eventually(async () => (await listener()) !== undefined), 'the worker listens');
-    const id = await h.defineDataset(PROPS, ['id']);
+    const id = await sides.h.defineDataset(PROPS, ['id']);
     const started = Date.now();
-    const job = await uploadAndWait(h, id, 'id,name\n1,a\n2,b\n');
+    const job = await uploadAndWait(sides.h, id, 'id,name\n1,a\n2,b\n');
     assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
     assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
   });
@@ -55,10 +64,10 @@ await onDatabase('postgres', 'a queued job wakes a worker of another process', (
   it('listens again once its connection is cut, and misses no job', async () => {
     const pid = await listener();
     assert.ok(pid !== undefined);
-    await sql`select pg_terminate_backend(${pid})`.execute(h.database.db);
+    await sql`select pg_terminate_backend(${pid})`.execute(sides.h.database.db);
     // Queued while the worker is not listening: its first look after reconnecting finds it.
-    const id = await h.defineDataset(PROPS, ['id']);
-    const job = await uploadAndWait(h, id, 'id,name\n3,c\n');
+    const id = await sides.h.defineDataset(PROPS, ['id']);
+    const job = await uploadAndWait(sides.h, id, 'id,name\n3,c\n');
     assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
     assert.ok(
       await eventually(async () => {
@@ -67,28 +76,17 @@ await onDatabase('postgres', 'a queued job wakes a worker of another process', (
       }),
       'a new listening session',
     );
-    assert.match(worker.output(), /job wake-ups from other processes lost/);
+    assert.match(sides.worker.output(), /job wake-ups from other processes lost/);
   });
 });
 
 await onDatabase('sqlite', 'a queued job wakes a worker of another process', (target) => {
-  let h: Fixture;
-  let worker: WorkerProcess;
-  before(async () => {
-    h = await startFixture(target, { ROLES: 'api' });
-    worker = startWorkerProcess(BIN, { ...h.processEnv, WORKER_POLL_MS: '60000', LOG_LEVEL: 'info' });
-    await worker.ready();
-  });
-  after(async () => {
-    worker.kill('SIGKILL');
-    await worker.exited;
-    await h.close();
-  });
+  const sides = apiAndWorkerApart(target);
 
   const loadsWithinSeconds = async (rows: string) => {
-    const id = await h.defineDataset(PROPS, ['id']);
+    const id = await sides.h.defineDataset(PROPS, ['id']);
     const started = Date.now();
-    const job = await uploadAndWait(h, id, `id,name\n${rows}`);
+    const job = await uploadAndWait(sides.h, id, `id,name\n${rows}`);
     assert.equal(job.currentStatus.datasetJobStatusName, 'Completed');
     assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
   };
@@ -98,11 +96,11 @@ await onDatabase('sqlite', 'a queued job wakes a worker of another process', (ta
   });
 
   it('watches again once its file is removed, and misses no job', async () => {
-    const file = h.processEnv.DATABASE_URL?.replace(/^sqlite:/, '');
+    const file = sides.h.processEnv.DATABASE_URL?.replace(/^sqlite:/, '');
     assert.ok(file !== undefined && file !== '');
     rmSync(`${file}-wakeup`);
     assert.ok(
-      await eventually(async () => /job wake-ups from other processes lost/.test(worker.output())),
+      await eventually(async () => /job wake-ups from other processes lost/.test(sides.worker.output())),
       'the worker tells of the lost watch',
     );
     // The worker watches the file again within a second of losing it, and looks for jobs then.
