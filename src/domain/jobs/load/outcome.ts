@@ -8,6 +8,23 @@ import type { LoadMode, LogData } from '../status.js';
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+/** append, upsert: the file's records new to the dataset, and the held records they replaced. */
+function addedAndReplaced(result: StagingResult) {
+  return {
+    recordsAdded: result.rowsWritten - result.duplicatesCollapsed - result.rowsReplaced,
+    recordsReplaced: result.rowsReplaced,
+  };
+}
+
+/** delete: the records deleted, and the file's distinct keys that matched none (each distinct key
+ * deleted one record or none). */
+function deletedAndNotFound(result: StagingResult) {
+  return {
+    recordsDeleted: result.rowsDeleted,
+    keysNotFound: result.rowsWritten - result.duplicatesCollapsed - result.rowsDeleted,
+  };
+}
+
 /** The counts of what the file did to the records the dataset held, by what the mode does to them. */
 export function recordChanges(
   mode: LoadMode,
@@ -18,16 +35,9 @@ export function recordChanges(
       return {};
     case 'kept':
     case 'replacedByKey':
-      return {
-        recordsAdded: result.rowsWritten - result.duplicatesCollapsed - result.rowsReplaced,
-        recordsReplaced: result.rowsReplaced,
-      };
+      return addedAndReplaced(result);
     case 'deletedByKey':
-      // Each distinct key of the file deleted one record or none.
-      return {
-        recordsDeleted: result.rowsDeleted,
-        keysNotFound: result.rowsWritten - result.duplicatesCollapsed - result.rowsDeleted,
-      };
+      return deletedAndNotFound(result);
   }
 }
 
@@ -45,7 +55,6 @@ export function completedMessage(
       : '';
   const unchanged = dry ? ' Nothing was changed.' : '';
   const holds = dry ? `the dataset would hold ${result.rowsLoaded}` : `the dataset holds ${result.rowsLoaded}`;
-  const changes = recordChanges(mode, result);
   switch (LOAD_MODE_POLICY[mode].existingRecords) {
     case 'replaced':
       return dry
@@ -53,17 +62,17 @@ export function completedMessage(
         : `Loaded ${plural(result.rowsLoaded, 'record')}.${leftOut}`;
     case 'kept':
     case 'replacedByKey': {
-      const { recordsAdded, recordsReplaced } = changes;
+      const { recordsAdded, recordsReplaced } = addedAndReplaced(result);
       const did = dry
         ? `Dry run: ${recordsAdded} records would have been added and ${recordsReplaced} replaced`
         : `Added ${recordsAdded} records and replaced ${recordsReplaced}`;
       return `${did}; ${holds}.${leftOut}${unchanged}`;
     }
     case 'deletedByKey': {
-      const deleted = plural(changes.recordsDeleted ?? 0, 'record');
+      const { recordsDeleted, keysNotFound } = deletedAndNotFound(result);
+      const deleted = plural(recordsDeleted, 'record');
       const did = dry ? `Dry run: ${deleted} would have been deleted` : `Deleted ${deleted}`;
-      const missing = `${plural(changes.keysNotFound ?? 0, 'key')} matched no record`;
-      return `${did}; ${missing}; ${holds}.${leftOut}${unchanged}`;
+      return `${did}; ${plural(keysNotFound, 'key')} matched no record; ${holds}.${leftOut}${unchanged}`;
     }
   }
 }
