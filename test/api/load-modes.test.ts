@@ -9,13 +9,7 @@ import { transitionJob } from '../../src/domain/jobs/jobs.js';
 import { loadJob } from '../../src/domain/jobs/load/run-load.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture, type Json } from '../support/fixture.js';
-import {
-  allRecords,
-  putFile,
-  requestUpload,
-  uploadAndWait,
-  type UploadOptions,
-} from '../support/loading.js';
+import { allRecords, putFile, requestUpload, uploadAndWait, type UploadOptions } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -336,7 +330,7 @@ await forEachDatabase('load modes', (target) => {
         line: 1,
         property: 'name',
         message:
-          "column \"name\" is not part of the primary key (id); a mode=delete file holds the key's values only",
+          'column "name" is not part of the primary key (id); a mode=delete file holds the key\'s values only',
       },
     ]);
     assert.equal((await dataset(id)).recordCount, 3);

@@ -45,7 +45,11 @@ export async function requestUpload(
 async function postWithKey<T>(f: Fixture, path: string, body: unknown, key: string) {
   const res = await fetch(`${f.baseUrl}/api/v1${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${f.token}`, 'content-type': 'application/json', 'idempotency-key': key },
+    headers: {
+      authorization: `Bearer ${f.token}`,
+      'content-type': 'application/json',
+      'idempotency-key': key,
+    },
     body: JSON.stringify(body),
   });
   const text = await res.text();

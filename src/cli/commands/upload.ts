@@ -207,7 +207,9 @@ function outcome(mode: LoadMode, log: JobLog, dryRun: boolean): string {
       : `Completed: ${deleted} deleted, ${missing}; ${holds}`;
   }
   const loaded = counted(log.rowsLoaded ?? 0, 'record');
-  return dryRun ? `Dry run completed, nothing changed: ${loaded} would be loaded` : `Completed: ${loaded} loaded`;
+  return dryRun
+    ? `Dry run completed, nothing changed: ${loaded} would be loaded`
+    : `Completed: ${loaded} loaded`;
 }
 
 /** The outcome: a summary on stdout (unless --json), row errors and the rejected-rows link on stderr. */

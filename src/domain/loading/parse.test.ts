@@ -235,7 +235,10 @@ test('fields=primaryKey (mode=delete): key columns in any order, in key order ou
   assert.equal(partial.errors.errors[0]?.message, 'the header has no column for property "region"');
 
   // JSON: a property outside the key is a row error of its record; the others load.
-  const json = await parse('{"id":1,"region":"eu"}\n{"id":2,"region":"eu","name":"b"}\n{"region":"us"}\n', 'json');
+  const json = await parse(
+    '{"id":1,"region":"eu"}\n{"id":2,"region":"eu","name":"b"}\n{"region":"us"}\n',
+    'json',
+  );
   assert.deepEqual(json.rows, [['eu', 1]]);
   assert.deepEqual(
     json.errors.errors.map((e) => [e.line, e.property, e.message]),

@@ -84,7 +84,17 @@ export class PostgresRecordStore implements RecordStore {
       // they come the primary key already serves pages and lookups.
       const analyze = () => void this.pool.query(`analyze ${quoteId(table)}`).catch(() => undefined);
       const writes = options.writes ?? 'records';
-      return new PostgresStagingWriter(client, copy, table, schema.primaryKey, writes, copied, drop, analyze, signal);
+      return new PostgresStagingWriter(
+        client,
+        copy,
+        table,
+        schema.primaryKey,
+        writes,
+        copied,
+        drop,
+        analyze,
+        signal,
+      );
     } catch (err) {
       client.release();
       if (options.copyFrom !== undefined) await this.dropTable(table);
@@ -171,7 +181,9 @@ class PostgresStagingWriter implements StagingWriter {
     let changes: { replaced: number; collapsed: number; deleted: number };
     try {
       if (this.primaryKey.length === 0) {
-        await this.client.query(`alter table ${quoteId(this.table)} add primary key (${quoteId(ROW_COLUMN)})`);
+        await this.client.query(
+          `alter table ${quoteId(this.table)} add primary key (${quoteId(ROW_COLUMN)})`,
+        );
         changes = { replaced: 0, collapsed: 0, deleted: 0 };
       } else if (this.writes === 'keysToDelete') {
         changes = await this.deleteByKey();

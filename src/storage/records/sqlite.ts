@@ -57,7 +57,10 @@ export class SqliteRecordStore implements RecordStore {
     signal?: AbortSignal,
     options: StagingOptions = {},
   ): Promise<StagingWriter> {
-    const shape: WrittenShape = { writes: options.writes ?? 'records', columns: writtenColumns(schema, options) };
+    const shape: WrittenShape = {
+      writes: options.writes ?? 'records',
+      columns: writtenColumns(schema, options),
+    };
     const conn = openSqliteConnection(this.file);
     let copied = { rows: 0, lastRow: 0 };
     try {

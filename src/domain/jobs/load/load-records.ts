@@ -21,12 +21,7 @@ import {
   type InputFormat,
   type ParseStats,
 } from '../../loading/index.js';
-import {
-  buildsOnCurrentRecords,
-  checkModeOnStart,
-  fileFields,
-  heldKeysAreRowErrors,
-} from '../load-modes.js';
+import { buildsOnCurrentRecords, checkModeOnStart, fileFields, heldKeysAreRowErrors } from '../load-modes.js';
 import { loadOptionsOf } from '../load-options.js';
 import { RowErrorLog } from '../row-errors.js';
 import type { ErrorData, LogData } from '../status.js';

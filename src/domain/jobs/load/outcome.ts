@@ -54,7 +54,9 @@ export function completedMessage(
       ? ` ${plural(rowsRejected, 'record')} with defects ${dry ? 'would be' : 'were'} left out (maxBadRecords=${options.maxBadRecords}).`
       : '';
   const unchanged = dry ? ' Nothing was changed.' : '';
-  const holds = dry ? `the dataset would hold ${result.rowsLoaded}` : `the dataset holds ${result.rowsLoaded}`;
+  const holds = dry
+    ? `the dataset would hold ${result.rowsLoaded}`
+    : `the dataset holds ${result.rowsLoaded}`;
   switch (LOAD_MODE_POLICY[mode].existingRecords) {
     case 'replaced':
       return dry

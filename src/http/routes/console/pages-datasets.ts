@@ -388,7 +388,8 @@ export function jobPage(
         <dt>Rows loaded</dt>
         <dd>${count(log?.rowsLoaded) || '0'}</dd>
         <dt>Rows rejected</dt>
-        <dd>${count(log?.rowsRejected) || '0'}</dd>${
+        <dd>${count(log?.rowsRejected) || '0'}</dd>
+        ${
           log?.recordsDeleted !== undefined
             ? html`<dt>Records deleted</dt>
                 <dd>${count(log.recordsDeleted) || '0'}</dd>
