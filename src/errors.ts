@@ -123,7 +123,10 @@ export const ERROR_CODES = {
   request_timeout: { kind: 'requestTimeout', meaning: 'The request did not arrive in time' },
   conflict: { kind: 'conflict', meaning: 'The request conflicts with the current state' },
   dataset_not_empty: { kind: 'conflict', meaning: 'mode=create on a dataset that holds records' },
-  dataset_has_no_primary_key: { kind: 'conflict', meaning: 'mode=upsert on a dataset without a primary key' },
+  dataset_has_no_primary_key: {
+    kind: 'conflict',
+    meaning: 'mode=upsert or mode=delete on a dataset without a primary key',
+  },
   upload_url_used: { kind: 'conflict', meaning: 'The upload URL already received its file' },
   upload_in_progress: { kind: 'conflict', meaning: 'Another PUT is streaming to this upload URL now' },
   upload_session_ended: { kind: 'conflict', meaning: 'The resumable session is complete or closed' },

@@ -165,6 +165,35 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal(stranger.statusCode, 303);
   });
 
+  test('a delete by key shows its mode and counts: records deleted, keys that matched none', async () => {
+    const c = await campaign();
+    const upload = await api(c.canvass.token, 'POST', `/datasets/${c.datasetId}/uploadUrl?mode=delete`, {
+      contentType: 'csv',
+    });
+    assert.equal(upload.status, 202, upload.text);
+    const { url, jobId } = upload.json() as { url: string; jobId: string };
+    assert.equal((await putFile(url, 'id\n1\n9\n')).status, 200);
+    for (let i = 0; ; i++) {
+      const job = await api(c.canvass.token, 'GET', `/datasets/jobs/${jobId}`);
+      const status = (job.json() as { currentStatus: { status: string } }).currentStatus.status;
+      if (status === 'Completed') break;
+      assert.ok(status !== 'Failed' && i < 400, `job ${status}: ${job.text}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const { b } = await member(c.workspaceId, 'viewer');
+    const page = await b.get(`/console/workspaces/${c.workspaceId}/jobs/${jobId}`);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /delete by key: the records whose key the file lists are deleted/);
+    assert.match(page.body, /<dt>Rows loaded<\/dt>\s*<dd>2<\/dd>/);
+    assert.match(
+      page.body,
+      /<dt>Records deleted<\/dt>\s*<dd>1<\/dd>\s*<dt>Keys that matched no record<\/dt>\s*<dd>1<\/dd>/,
+    );
+    // A load of whole records says nothing of deletions.
+    const create = await b.get(`/console/workspaces/${c.workspaceId}/jobs/${c.jobId}`);
+    assert.doesNotMatch(create.body, /Records deleted/);
+  });
+
   test("a load's row errors page 100 at a time, in line order", async () => {
     const bad = Array.from({ length: 105 }, (_, i) => `x${i},Bad,row`);
     const c = await campaign(['id,name,note', '1,Ada,ok', ...bad, ''].join('\n'), 200);

@@ -1,5 +1,6 @@
-// mode=append and mode=upsert through HTTP: counts, values and recordCount exact, held keys as row
-// errors, datasets without a key, readers that never see a mix, and loads of one dataset in order.
+// mode=append, mode=upsert and mode=delete through HTTP: counts, values and recordCount exact, held
+// keys as row errors, deletes by key (opt-out files, dry runs, bad keys, composite keys, retries),
+// datasets without a key, readers that never see a mix, and loads of one dataset in order.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -8,7 +9,7 @@ import { transitionJob } from '../../src/domain/jobs/jobs.js';
 import { loadJob } from '../../src/domain/jobs/load/run-load.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture, type Json } from '../support/fixture.js';
-import { allRecords, putFile, requestUpload, uploadAndWait } from '../support/loading.js';
+import { allRecords, putFile, requestUpload, uploadAndWait, type UploadOptions } from '../support/loading.js';
 
 const PROPS = [
   { name: 'id', type: 'integer' },
@@ -62,8 +63,13 @@ await forEachDatabase('load modes', (target) => {
   });
 
   const dataset = async (id: string) => (await h.api<DatasetBody>('GET', `/datasets/${id}`)).json;
-  const completed = async (id: string, body: string, mode: 'create' | 'append' | 'upsert' | 'replace') => {
-    const job = await uploadAndWait(h, id, body, { mode });
+  const completed = async (
+    id: string,
+    body: string,
+    mode: 'create' | 'append' | 'upsert' | 'replace' | 'delete',
+    opts: Omit<UploadOptions, 'mode'> & { mediaType?: string } = {},
+  ) => {
+    const job = await uploadAndWait(h, id, body, { ...opts, mode });
     assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
     assert.equal(job.mode, mode);
     return job;
@@ -205,22 +211,197 @@ await forEachDatabase('load modes', (target) => {
     assert.deepEqual(await h.services.records.listTables(id), tables);
   });
 
-  void it('upsert: a dataset without a primary key refuses it at the request (409)', async () => {
+  void it('delete: an opt-out file removes the records of its keys; keys the dataset lacks are counted', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    await completed(id, csv(range(1, 5, 'a')), 'create');
+    const before = await dataset(id);
+    // 9 is not in the dataset; 4 comes twice.
+    const optOut = 'id\n2\n4\n9\n4\n';
+    const job = await completed(id, optOut, 'delete');
+    assert.deepEqual(job.currentStatus.logData, {
+      message: 'Deleted 2 records; 1 key matched no record; the dataset holds 3.',
+      rowsRead: 4,
+      rowsLoaded: 3,
+      duplicatesCollapsed: 1,
+      rowsRejected: 0,
+      recordsDeleted: 2,
+      keysNotFound: 1,
+    });
+    const left = [1, 3, 5].map((i) => ({ id: i, name: 'a' }));
+    assert.deepEqual(await allRecords(h, id, 2), left);
+    const afterDelete = await dataset(id);
+    assert.equal(afterDelete.recordCount, 3);
+    assert.ok(afterDelete.dateLastRecordUpdated! > before.dateLastRecordUpdated!, 'date moved on');
+
+    // The same file again: every key is missing now, which is no error.
+    const again = await completed(id, optOut, 'delete');
+    assert.equal(
+      again.currentStatus.logData?.message,
+      'Deleted 0 records; 3 keys matched no record; the dataset holds 3.',
+    );
+    assert.equal(again.currentStatus.logData?.recordsDeleted, 0);
+    assert.equal(again.currentStatus.logData?.keysNotFound, 3);
+    assert.deepEqual(await allRecords(h, id), left);
+
+    // The other way in, records:load from a URL, and the last record too.
+    const fromUrl = await h.api<{ jobId: string }>('POST', `/datasets/${id}/records:load?mode=delete`, {
+      url: `${filesUrl}/file.csv?body=${encodeURIComponent('id\n5\n1\n')}`,
+    });
+    assert.equal(fromUrl.status, 202, fromUrl.text);
+    const loaded = await h.waitForJob(fromUrl.json.jobId);
+    assert.equal(loaded.currentStatus.status, 'Completed', JSON.stringify(loaded.currentStatus));
+    assert.equal(loaded.mode, 'delete');
+    assert.equal(loaded.currentStatus.logData?.recordsDeleted, 2);
+    assert.deepEqual(await allRecords(h, id), [{ id: 3, name: 'a' }]);
+    assert.equal((await dataset(id)).recordCount, 1);
+  });
+
+  void it('delete: a dry run deletes nothing and reports what it would have done', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    await completed(id, csv(range(1, 5, 'a')), 'create');
+    const before = await dataset(id);
+    const tables = await h.services.records.listTables(id);
+    const dry = await completed(id, 'id\n1\n2\n7\n', 'delete', { dryRun: true });
+    assert.deepEqual(dry.currentStatus.logData, {
+      message:
+        'Dry run: 2 records would have been deleted; 1 key matched no record; the dataset would hold 3. Nothing was changed.',
+      rowsRead: 3,
+      rowsLoaded: 3,
+      duplicatesCollapsed: 0,
+      rowsRejected: 0,
+      recordsDeleted: 2,
+      keysNotFound: 1,
+    });
+    assert.equal((dry as unknown as { dryRun: boolean }).dryRun, true);
+    assert.deepEqual(
+      await allRecords(h, id),
+      range(1, 5, 'a').map(([i, name]) => ({ id: i, name })),
+    );
+    assert.deepEqual(await dataset(id), before);
+    assert.deepEqual(await h.services.records.listTables(id), tables);
+  });
+
+  void it('delete: malformed keys are row errors; maxBadRecords decides; a column outside the key is refused', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    await completed(id, csv(range(1, 5, 'a')), 'create');
+    const before = await dataset(id);
+    // Lines 3 and 5 are not integers.
+    const file = 'id\n1\nabc\n3\n2.5\n';
+    const failed = await uploadAndWait(h, id, file, { mode: 'delete', maxBadRecords: 1 });
+    assert.equal(failed.currentStatus.status, 'Failed');
+    assert.equal(
+      failed.currentStatus.logData?.message,
+      'The file has 2 defects in 2 of 4 records read, more bad records than maxBadRecords=1; nothing was deleted.',
+    );
+    assert.deepEqual(
+      failed.currentStatus.errorData?.errors.map((e) => [e.line, e.property]),
+      [
+        [3, 'id'],
+        [5, 'id'],
+      ],
+    );
+    assert.deepEqual(await dataset(id), before);
+    assert.equal((await allRecords(h, id)).length, 5);
+
+    const tolerated = await completed(id, file, 'delete', { maxBadRecords: 2 });
+    assert.deepEqual(tolerated.currentStatus.logData, {
+      message:
+        'Deleted 2 records; 0 keys matched no record; the dataset holds 3. 2 records with defects were left out (maxBadRecords=2).',
+      rowsRead: 4,
+      rowsLoaded: 3,
+      duplicatesCollapsed: 0,
+      rowsRejected: 2,
+      recordsDeleted: 2,
+      keysNotFound: 0,
+    });
+    assert.equal(tolerated.currentStatus.errorData?.errorCount, 2);
+    assert.ok(tolerated.rejectedRowsUrl, 'a rejected-rows link');
+    assert.deepEqual(await allRecords(h, id), [
+      { id: 2, name: 'a' },
+      { id: 4, name: 'a' },
+      { id: 5, name: 'a' },
+    ]);
+
+    // Whole records sent with mode=delete by mistake delete nothing, whatever maxBadRecords says.
+    const whole = await uploadAndWait(h, id, csv([[2, 'a']]), { mode: 'delete', maxBadRecords: 100 });
+    assert.equal(whole.currentStatus.status, 'Failed');
+    assert.deepEqual(whole.currentStatus.errorData?.errors, [
+      {
+        line: 1,
+        property: 'name',
+        message:
+          'column "name" is not part of the primary key (id); a mode=delete file holds the key\'s values only',
+      },
+    ]);
+    assert.equal((await dataset(id)).recordCount, 3);
+  });
+
+  void it('delete: by a composite key, from CSV (columns in any order) and NDJSON', async () => {
+    const id = await h.defineDataset(
+      [
+        { name: 'region', type: 'string' },
+        { name: 'id', type: 'integer' },
+        { name: 'name', type: 'string' },
+      ],
+      ['region', 'id'],
+    );
+    await completed(id, 'region,id,name\neu,1,a\nus,1,b\neu,2,c\nus,2,d\n', 'create');
+    // (us, 3) is not held; (eu, 1) is, and so is (us, 1) but it is not listed.
+    const csvJob = await completed(id, 'id,region\n1,eu\n3,us\n', 'delete');
+    assert.equal(csvJob.currentStatus.logData?.recordsDeleted, 1);
+    assert.equal(csvJob.currentStatus.logData?.keysNotFound, 1);
+    const ndjson = await completed(id, '{"region":"us","id":2}\n{"id":1,"region":"us"}\n', 'delete', {
+      contentType: 'json',
+      mediaType: 'application/x-ndjson',
+    });
+    assert.equal(ndjson.currentStatus.logData?.recordsDeleted, 2);
+    assert.deepEqual(await allRecords(h, id), [{ region: 'eu', id: 2, name: 'c' }]);
+    assert.equal((await dataset(id)).recordCount, 1);
+  });
+
+  void it('delete: a retried request (Idempotency-Key) answers the same job, which deletes once', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    await completed(id, csv(range(1, 3, 'a')), 'create');
+    const idempotencyKey = `delete-${process.pid}-${Date.now()}`;
+    const first = await requestUpload(h, id, { mode: 'delete', idempotencyKey });
+    const retry = await requestUpload(h, id, { mode: 'delete', idempotencyKey });
+    assert.deepEqual(retry, first);
+    assert.equal((await putFile(first.url, 'id\n2\n')).status, 200);
+    const job = await h.waitForJob(first.jobId);
+    assert.equal(job.currentStatus.logData?.recordsDeleted, 1);
+    // A retry after the job ended still answers it: no second job, nothing deleted twice.
+    const late = await requestUpload(h, id, { mode: 'delete', idempotencyKey });
+    assert.equal(late.jobId, first.jobId);
+    const jobs = await h.api<{ data: { mode: string }[] }>('GET', `/datasets/${id}/jobs`);
+    assert.deepEqual(jobs.json.data.map((j) => j.mode).sort(), ['create', 'delete']);
+    assert.deepEqual(await allRecords(h, id), [
+      { id: 1, name: 'a' },
+      { id: 3, name: 'a' },
+    ]);
+  });
+
+  void it('upsert and delete: a dataset without a primary key refuses them at the request (409)', async () => {
     const id = await h.defineDataset(PROPS);
-    for (const path of [
-      `/datasets/${id}/uploadUrl?mode=upsert`,
-      `/datasets/${id}/records:load?mode=upsert`,
-    ]) {
-      const res = await h.api<Json>(
-        'POST',
-        path,
-        path.includes('uploadUrl') ? { contentType: 'csv' } : { url: `${filesUrl}/file.csv?body=x` },
-      );
-      assert.equal(res.status, 409, path);
-      assert.equal(
-        res.json.detail,
+    const refusals = {
+      upsert:
         'mode=upsert replaces records by their primary key, and this dataset has none; use mode=append or mode=replace.',
-      );
+      delete:
+        'mode=delete removes records by their primary key, and this dataset has none; use mode=replace with the records to keep.',
+    };
+    for (const [mode, detail] of Object.entries(refusals)) {
+      for (const path of [
+        `/datasets/${id}/uploadUrl?mode=${mode}`,
+        `/datasets/${id}/records:load?mode=${mode}`,
+      ]) {
+        const res = await h.api<Json>(
+          'POST',
+          path,
+          path.includes('uploadUrl') ? { contentType: 'csv' } : { url: `${filesUrl}/file.csv?body=x` },
+        );
+        assert.equal(res.status, 409, path);
+        assert.equal(res.json.detail, detail);
+        assert.equal(res.json.code, 'dataset_has_no_primary_key');
+      }
     }
     const jobs = await h.api<{ data: unknown[] }>('GET', `/datasets/${id}/jobs`);
     assert.deepEqual(jobs.json.data, [], 'no job was made');

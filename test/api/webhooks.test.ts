@@ -305,6 +305,23 @@ await forEachDatabase('app webhooks', (target) => {
     );
   });
 
+  void it('delivers a delete by key as any load: dataset.job.completed with its counts', async () => {
+    await setHook('/deletes');
+    const ds = await h.defineDataset(PROPS, ['id']);
+    await uploadAndWait(h, ds, 'id,name\n1,a\n2,b\n');
+    const job = await uploadAndWait(h, ds, 'id\n2\n3\n', { mode: 'delete' });
+    assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
+    const body = await eventually('the delete delivered', () =>
+      deliveriesTo('/deletes')
+        .map((r) => JSON.parse(r.raw) as Body)
+        .find((b) => b.job.datasetJobId === job.datasetJobId),
+    );
+    assert.equal(body.event, 'dataset.job.completed');
+    assert.equal(body.job.mode, 'delete');
+    assert.equal(body.job.currentStatus.logData?.recordsDeleted, 1);
+    assert.equal(body.job.currentStatus.logData?.keysNotFound, 1);
+  });
+
   void it('retries a failing receiver with backoff: the fourth try gets it, and redelivery sends it again', async () => {
     const { json: hook } = await setHook('/flaky');
     plans.set('/flaky', [500, 503, 404]);

@@ -75,6 +75,34 @@ await onDatabase('sqlite', 'dx upload', (target) => {
     assert.match(single.stderr, /^loading 100% \(1 row read[^\n]*\)$/m);
   });
 
+  it('--mode delete: a file of keys deletes their records; the outcome counts the keys that matched none', async () => {
+    const id = await h.defineDataset(
+      [
+        { name: 'id', type: 'integer' },
+        { name: 'name', type: 'string' },
+      ],
+      ['id'],
+    );
+    const records = join(h.config.dataDir, 'contacts.csv');
+    writeFileSync(records, 'id,name\n1,Ann\n2,Bob\n3,Cy\n');
+    assert.equal((await dx('upload', id, records)).code, 0);
+    const optOut = join(h.config.dataDir, 'opt-out.csv');
+    writeFileSync(optOut, 'id\n2\n9\n');
+    const dry = await dx('upload', id, optOut, '--mode', 'delete', '--dry-run');
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(
+      dry.stdout,
+      /^Dry run completed, nothing changed: 1 record would be deleted, 1 key matched no record; the dataset would hold 2 records \(2 rows read, 0 duplicates collapsed\)\. Job /m,
+    );
+    const res = await dx('upload', id, optOut, '--mode', 'delete');
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(
+      res.stdout,
+      /^Completed: 1 record deleted, 1 key matched no record; the dataset holds 2 records \(2 rows read, 0 duplicates collapsed\)\. Job /m,
+    );
+    assert.equal((await h.api<{ recordCount: number }>('GET', `/datasets/${id}`)).json.recordCount, 2);
+  });
+
   it('checks the file before anything is sent: a missing file or a directory creates no job', async () => {
     const id = await h.defineDataset([{ name: 'id', type: 'integer' }], ['id']);
     const missing = join(h.config.dataDir, 'missing.csv');

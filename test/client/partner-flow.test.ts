@@ -226,6 +226,15 @@ await forEachDatabase('client package', (target) => {
     assert.equal(fromUrl.status, 'Completed', JSON.stringify(fromUrl.job.currentStatus));
     assert.equal((await dx.getDataset(copy.datasetId)).recordCount, 4);
     assert.ok((await dx.listJobs(copy.datasetId)).some((j) => j.datasetJobId === started.jobId));
+
+    // mode: 'delete' takes a file of keys; its counts are typed like every other.
+    const optOut = await dx.load(copy.datasetId, { data: 'id\n6\n99\n' }, { mode: 'delete' });
+    assert.equal(optOut.status, 'Completed', JSON.stringify(optOut.job.currentStatus));
+    assert.equal(optOut.job.mode, 'delete');
+    const deleted: number | undefined = optOut.log.recordsDeleted;
+    const notFound: number | undefined = optOut.log.keysNotFound;
+    assert.deepEqual([deleted, notFound], [1, 1]);
+    assert.equal((await dx.getDataset(copy.datasetId)).recordCount, 3);
   });
 
   void it('throws the service refusals as DxProblemError with status, type, title and detail', async () => {

@@ -55,6 +55,22 @@ async function load(
   return { table, result: await writer.finish() };
 }
 
+/** Writes primary-key values (`writes: 'keysToDelete'`) after a copy of `copyFrom`, in slices of
+ * `slice`, and returns the new table's name and counts: a delete by key. */
+async function deleteKeys(
+  store: RecordStore,
+  schema: TableSchema,
+  keys: CellValue[][],
+  copyFrom: string | undefined,
+  slice = 1000,
+) {
+  const table = tableOf();
+  const options = { writes: 'keysToDelete' as const, ...(copyFrom !== undefined ? { copyFrom } : {}) };
+  const writer = await store.createStaging(table, schema, undefined, options);
+  for (let i = 0; i < keys.length; i += slice) await writer.write(keys.slice(i, i + slice));
+  return { table, result: await writer.finish() };
+}
+
 /** Every row, read page after page of `size` through `after`. */
 async function pageThrough(
   store: RecordStore,
@@ -106,6 +122,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 0,
       rowsCopied: 0,
       rowsReplaced: 0,
+      rowsDeleted: 0,
     });
     const read = await readAllRows(store, table, KEYED);
     // Key order; 64-bit integers come back as their decimal text, booleans as booleans.
@@ -129,6 +146,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 1600,
       rowsCopied: 0,
       rowsReplaced: 0,
+      rowsDeleted: 0,
     });
     const read = await readAllRows(store, table, KEYED);
     assert.equal(read.length, 1000);
@@ -158,6 +176,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 1,
       rowsCopied: 0,
       rowsReplaced: 0,
+      rowsDeleted: 0,
     });
     assert.deepEqual(await readAllRows(store, table, schema), [
       ['a', '1', 'y'],
@@ -237,6 +256,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 0,
       rowsCopied: 0,
       rowsReplaced: 0,
+      rowsDeleted: 0,
     });
     const expected = rows.map((r) => [String(r[0]), r[1], r[2], r[3]]);
     assert.deepEqual(await pageThrough(store, table, schema, 4), expected);
@@ -275,6 +295,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 0,
       rowsCopied: 0,
       rowsReplaced: 0,
+      rowsDeleted: 0,
     });
     assert.deepEqual(await readAllRows(store, table, KEYED), []);
     assert.deepEqual(await store.readPage(table, KEYED, { filters: [], after: null, limit: 5 }), []);
@@ -336,6 +357,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 0,
       rowsCopied: 0,
       rowsReplaced: 0,
+      rowsDeleted: 0,
     });
     assert.deepEqual(await readAllRows(store, table, KEYED), [['7', 'new', false, 7]]);
   });
@@ -384,6 +406,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 1,
       rowsCopied: 25_000,
       rowsReplaced: 10,
+      rowsDeleted: 0,
     });
     const read = await readAllRows(store, table, KEYED);
     assert.equal(read.length, 25_010);
@@ -393,6 +416,88 @@ await forEachDatabase('record store', (target) => {
     assert.deepEqual(read.at(-1), ['25010', 'last', false, 0]);
     // The committed table is untouched.
     assert.equal((await readAllRows(store, base.table, KEYED)).length, 25_000);
+  });
+
+  void it('deletes by key: written keys remove the copied rows they name, and none of them stays', async () => {
+    const oldRows: CellValue[][] = [];
+    for (let i = 1; i <= 25_000; i++) oldRows.push([i, `old${i}`, i % 2 === 0, i]);
+    const base = await load(store, KEYED, oldRows, 5000);
+    // Keys 24,996..25,005: five held (deleted), five the table never had; 25,000 listed twice.
+    const keys: CellValue[][] = [];
+    for (let i = 24_996; i <= 25_005; i++) keys.push([i]);
+    keys.push([25_000]);
+    const { table, result } = await deleteKeys(store, KEYED, keys, base.table, 3);
+    assert.deepEqual(result, {
+      rowsWritten: 11,
+      rowsLoaded: 24_995,
+      duplicatesCollapsed: 1,
+      rowsCopied: 25_000,
+      rowsReplaced: 0,
+      rowsDeleted: 5,
+    });
+    const read = await readAllRows(store, table, KEYED);
+    assert.equal(read.length, 24_995);
+    assert.deepEqual(read.at(-1), ['24995', 'old24995', false, 24_995]);
+    // The key serves pages of what remains, and the committed table is untouched.
+    assert.deepEqual(await pageThrough(store, table, KEYED, 10_000), read);
+    assert.equal((await readAllRows(store, base.table, KEYED)).length, 25_000);
+    // A later load builds on the result as on any table.
+    const again = await load(store, KEYED, [[24_996, 'back', true, 0]], 1000, table);
+    assert.equal(again.result.rowsLoaded, 24_996);
+  });
+
+  void it('deletes by a composite key; keys on a table without a copy or rows delete nothing', async () => {
+    const schema: TableSchema = {
+      columns: [
+        { name: 'region', kind: 'text' },
+        { name: 'id', kind: 'int64' },
+        { name: 'n', kind: 'float64' },
+      ],
+      primaryKey: ['region', 'id'],
+    };
+    const base = await load(store, schema, [
+      ['eu', 1, 1],
+      ['us', 1, 2],
+      ['eu', 2, 3],
+      ['eu', 9_007_199_254_740_993n, 4],
+    ]);
+    // Keys are aligned with the primary key: region, then id.
+    const { table, result } = await deleteKeys(
+      store,
+      schema,
+      [
+        ['eu', 1],
+        ['eu', 9_007_199_254_740_993n],
+        ['us', 2],
+      ],
+      base.table,
+    );
+    assert.equal(result.rowsDeleted, 2);
+    assert.equal(result.rowsLoaded, 2);
+    assert.deepEqual(await readAllRows(store, table, schema), [
+      ['eu', '2', 3],
+      ['us', '1', 2],
+    ]);
+    const noCopy = await deleteKeys(store, schema, [['eu', 1]], undefined);
+    assert.deepEqual(noCopy.result, {
+      rowsWritten: 1,
+      rowsLoaded: 0,
+      duplicatesCollapsed: 0,
+      rowsCopied: 0,
+      rowsReplaced: 0,
+      rowsDeleted: 0,
+    });
+    assert.deepEqual(await readAllRows(store, noCopy.table, schema), []);
+    const noKeys = await deleteKeys(store, schema, [], base.table);
+    assert.equal(noKeys.result.rowsLoaded, 4);
+    assert.equal(noKeys.result.rowsDeleted, 0);
+    // A table without a primary key cannot be deleted from by key.
+    await assert.rejects(
+      store.createStaging(tableOf(), { columns: schema.columns, primaryKey: [] }, undefined, {
+        writes: 'keysToDelete',
+      }),
+      /keysToDelete needs a table with a primary key/,
+    );
   });
 
   void it('numbers rows written after a copy after the copied rows (a table without a key)', async () => {
@@ -408,6 +513,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 0,
       rowsCopied: 2,
       rowsReplaced: 0,
+      rowsDeleted: 0,
     });
     const third = await load(store, schema, [[5, 'c', null, null]], 1000, second.table);
     assert.equal(third.result.rowsLoaded, 4);
@@ -427,6 +533,7 @@ await forEachDatabase('record store', (target) => {
       duplicatesCollapsed: 0,
       rowsCopied: 0,
       rowsReplaced: 0,
+      rowsDeleted: 0,
     });
   });
 

@@ -66,8 +66,11 @@ export interface JobBody {
       rowsRead?: number;
       rowsLoaded?: number;
       duplicatesCollapsed?: number;
+      rowsRejected?: number;
       recordsAdded?: number;
       recordsReplaced?: number;
+      recordsDeleted?: number;
+      keysNotFound?: number;
     } | null;
     errorData: { errorCount: number; errors: { line: number; property?: string; message: string }[] } | null;
   };

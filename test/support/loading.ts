@@ -10,9 +10,13 @@ export interface UploadUrl {
 }
 
 export interface UploadOptions {
-  mode?: 'create' | 'replace' | 'append' | 'upsert';
+  mode?: 'create' | 'replace' | 'append' | 'upsert' | 'delete';
   type?: 'resumable';
   contentType?: 'csv' | 'json' | 'tsv';
+  dryRun?: boolean;
+  maxBadRecords?: number;
+  /** Sent as the Idempotency-Key header. */
+  idempotencyKey?: string;
 }
 
 /** Asks for an upload URL; any answer but 202 throws. */
@@ -24,12 +28,32 @@ export async function requestUpload(
   const query = new URLSearchParams();
   if (opts.mode !== undefined) query.set('mode', opts.mode);
   if (opts.type !== undefined) query.set('type', opts.type);
+  if (opts.dryRun !== undefined) query.set('dryRun', String(opts.dryRun));
+  if (opts.maxBadRecords !== undefined) query.set('maxBadRecords', String(opts.maxBadRecords));
   const search = query.size > 0 ? `?${query.toString()}` : '';
-  const res = await f.api<UploadUrl>('POST', `/datasets/${datasetId}/uploadUrl${search}`, {
-    contentType: opts.contentType ?? 'csv',
-  });
+  const path = `/datasets/${datasetId}/uploadUrl${search}`;
+  const body = { contentType: opts.contentType ?? 'csv' };
+  const res =
+    opts.idempotencyKey === undefined
+      ? await f.api<UploadUrl>('POST', path, body)
+      : await postWithKey<UploadUrl>(f, path, body, opts.idempotencyKey);
   if (res.status !== 202) throw new Error(`uploadUrl: ${res.status} ${res.text}`);
   return res.json;
+}
+
+/** POSTs with an Idempotency-Key header, as a partner's client retrying a request sends it. */
+async function postWithKey<T>(f: Fixture, path: string, body: unknown, key: string) {
+  const res = await fetch(`${f.baseUrl}/api/v1${path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${f.token}`,
+      'content-type': 'application/json',
+      'idempotency-key': key,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: JSON.parse(text) as T, text };
 }
 
 /** PUTs a whole file to an upload URL, as a plain HTTP client does. */

@@ -54,7 +54,8 @@ export interface DxClientOptions {
 
 /** Options of both loads (upload and records:load); docs/loading.md. */
 export interface LoadOptions {
-  /** create (default: the dataset must be empty), replace, append, upsert. */
+  /** create (default: the dataset must be empty), replace, append, upsert, or delete (the file
+   * holds primary-key values only; the records of those keys are deleted). */
   mode?: LoadMode;
   /** Run the whole load, report what it would do, change nothing. */
   dryRun?: boolean;

@@ -13,6 +13,7 @@ import {
   isFinal,
   JobTimeoutError,
   parseApiTimestamp,
+  type JobLog,
   type JobResult,
   type LoadMode,
   type UploadFormat,
@@ -46,7 +47,7 @@ export function registerUploadCommand(program: Command): void {
     )
     .option(
       '--mode <mode>',
-      'create (dataset must be empty), replace, append (new keys only) or upsert (new keys added, held keys replaced)',
+      'create (dataset must be empty), replace, append (new keys only), upsert (new keys added, held keys replaced) or delete (the file lists primary keys; their records are deleted)',
       'create',
     )
     .option('--dry-run', 'run the whole load and report what it would do, changing nothing')
@@ -194,6 +195,23 @@ function checkFile(file: string): void {
   }
 }
 
+/** What a completed job did: the records loaded, or for a delete, those deleted and the keys that
+ * matched none. */
+function outcome(mode: LoadMode, log: JobLog, dryRun: boolean): string {
+  if (mode === 'delete') {
+    const deleted = counted(log.recordsDeleted ?? 0, 'record');
+    const missing = `${counted(log.keysNotFound ?? 0, 'key')} matched no record`;
+    const holds = `the dataset ${dryRun ? 'would hold' : 'holds'} ${counted(log.rowsLoaded ?? 0, 'record')}`;
+    return dryRun
+      ? `Dry run completed, nothing changed: ${deleted} would be deleted, ${missing}; ${holds}`
+      : `Completed: ${deleted} deleted, ${missing}; ${holds}`;
+  }
+  const loaded = counted(log.rowsLoaded ?? 0, 'record');
+  return dryRun
+    ? `Dry run completed, nothing changed: ${loaded} would be loaded`
+    : `Completed: ${loaded} loaded`;
+}
+
 /** The outcome: a summary on stdout (unless --json), row errors and the rejected-rows link on stderr. */
 function report(result: JobResult, json: boolean): void {
   const lines: string[] = [];
@@ -204,10 +222,7 @@ function report(result: JobResult, json: boolean): void {
         `${counted(log.rowsRead ?? 0, 'row')} read, ` +
         `${counted(log.duplicatesCollapsed ?? 0, 'duplicate')} collapsed` +
         (log.rowsRejected ? `, ${counted(log.rowsRejected, 'record')} with defects left out` : '');
-      const loaded = counted(log.rowsLoaded ?? 0, 'record');
-      const what = result.job.dryRun
-        ? `Dry run completed, nothing changed: ${loaded} would be loaded`
-        : `Completed: ${loaded} loaded`;
+      const what = outcome(result.job.mode, log, result.job.dryRun);
       process.stdout.write(`${what} (${counts}). Job ${result.jobId}\n`);
     }
   } else {

@@ -8,6 +8,7 @@ import {
   checkModeOnCommit,
   checkModeOnRequest,
   checkModeOnStart,
+  fileFields,
   heldKeyMessage,
   heldKeysAreRowErrors,
   type LoadModePolicy,
@@ -90,8 +91,39 @@ void describe('load-mode policy', () => {
     assert.equal(buildsOnCurrentRecords('upsert'), true);
   });
 
-  it('append and upsert commit only onto the generation they copied, else run again', () => {
-    for (const mode of ['append', 'upsert'] as const) {
+  it('delete: refuses a dataset without a primary key (409, and a job failure); builds on the records; reads keys only', () => {
+    const message =
+      'mode=delete removes records by their primary key, and this dataset has none; use mode=replace with the records to keep.';
+    assert.deepEqual(LOAD_MODE_POLICY.delete, {
+      requires: { kind: 'primaryKey', noPrimaryKey: message },
+      existingRecords: 'deletedByKey',
+    });
+    assert.throws(
+      () => checkModeOnRequest('delete', unkeyed),
+      (err: unknown) =>
+        err instanceof ProblemError &&
+        err.kind === 'conflict' &&
+        err.detail === message &&
+        err.code === 'dataset_has_no_primary_key',
+    );
+    assert.throws(
+      () => checkModeOnStart('delete', unkeyed),
+      (err: unknown) => err instanceof JobFailure && err.message === message && err.errorData === null,
+    );
+    for (const ds of [empty, full]) {
+      checkModeOnRequest('delete', ds);
+      checkModeOnStart('delete', ds);
+    }
+    assert.equal(buildsOnCurrentRecords('delete'), true);
+    assert.equal(heldKeysAreRowErrors('delete'), false, 'a held key is what a delete is for');
+    assert.equal(fileFields('delete'), 'primaryKey');
+    for (const mode of ['create', 'replace', 'append', 'upsert'] as const) {
+      assert.equal(fileFields(mode), 'properties', mode);
+    }
+  });
+
+  it('append, upsert and delete commit only onto the generation they copied, else run again', () => {
+    for (const mode of ['append', 'upsert', 'delete'] as const) {
       checkModeOnCommit(mode, { record_count: 9, generation: 3 }, 3);
       assert.throws(
         () => checkModeOnCommit(mode, { record_count: 9, generation: 4 }, 3),

@@ -3,6 +3,7 @@
 // (load/commit.ts). A mode added to LOAD_MODES does not compile until it has its entry here.
 import type { DatasetRow } from '../../storage/db/tables.js';
 import { problem, type CodeOf } from '../../errors.js';
+import type { RecordFields } from '../loading/index.js';
 import { DatasetChangedMeanwhile, JobFailure } from './load/failure.js';
 import type { LoadMode } from './status.js';
 
@@ -35,7 +36,10 @@ export type ExistingRecords =
    * already holds is a row error and is not loaded. */
   | 'kept'
   /** They stay, except those whose primary key a file record has: that record replaces them. */
-  | 'replacedByKey';
+  | 'replacedByKey'
+  /** They stay, except those whose primary key the file lists: they are deleted. The file holds
+   * primary-key values only; a key the dataset does not hold is counted (keysNotFound), not an error. */
+  | 'deletedByKey';
 
 export interface LoadModePolicy {
   requires: DatasetRequirement;
@@ -62,6 +66,14 @@ export const LOAD_MODE_POLICY: Record<LoadMode, LoadModePolicy> = {
     },
     existingRecords: 'replacedByKey',
   },
+  delete: {
+    requires: {
+      kind: 'primaryKey',
+      noPrimaryKey:
+        'mode=delete removes records by their primary key, and this dataset has none; use mode=replace with the records to keep.',
+    },
+    existingRecords: 'deletedByKey',
+  },
 };
 
 /** Whether the job's table starts as a copy of the dataset's current records (those it keeps);
@@ -72,6 +84,7 @@ export function buildsOnCurrentRecords(mode: LoadMode): boolean {
       return false;
     case 'kept':
     case 'replacedByKey':
+    case 'deletedByKey':
       return true;
   }
 }
@@ -83,7 +96,20 @@ export function heldKeysAreRowErrors(mode: LoadMode): boolean {
       return true;
     case 'replaced':
     case 'replacedByKey':
+    case 'deletedByKey':
       return false;
+  }
+}
+
+/** What the file's records hold: whole records, or the primary-key values of records to delete. */
+export function fileFields(mode: LoadMode): RecordFields {
+  switch (LOAD_MODE_POLICY[mode].existingRecords) {
+    case 'replaced':
+    case 'kept':
+    case 'replacedByKey':
+      return 'properties';
+    case 'deletedByKey':
+      return 'primaryKey';
   }
 }
 

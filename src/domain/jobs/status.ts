@@ -62,6 +62,10 @@ export interface LogData {
   recordsAdded?: number;
   /** upsert: records of the dataset replaced by the file's record of the same key. */
   recordsReplaced?: number;
+  /** delete: records of the dataset deleted by a key of the file. */
+  recordsDeleted?: number;
+  /** delete: distinct keys of the file that matched no record of the dataset (not errors). */
+  keysNotFound?: number;
 }
 
 /** One defect of a file: the line (1-based, the header is line 1 in CSV) and the property. */

@@ -4,13 +4,18 @@ import type { DatasetSchema, PropertyType } from '../datasets/schema.js';
 import type { CellValue } from './cells.js';
 import { ERROR_BACKLOG_LIMIT, type ErrorCollector } from './errors.js';
 
+/** What a file's records hold: every property of the schema (`properties`), or the values of its
+ * primary key alone (`primaryKey`: the keys of the records a mode=delete load removes). */
+export type RecordFields = 'properties' | 'primaryKey';
+
 /** Counters of one parse, updated while it runs. */
 export interface ParseStats {
   /** Data records read so far, valid or not (the CSV header and blank lines are not records). */
   rowsRead: number;
 }
 
-/** Valid typed rows, each aligned with `schema.properties`, and the line where each one starts. */
+/** Valid typed rows, each aligned with the fields read (`schema.properties`, or for `primaryKey`
+ * the key's properties in `schema.primaryKey` order), and the line where each one starts. */
 export interface ParsedBatch {
   rows: CellValue[][];
   lines: number[];
@@ -24,6 +29,8 @@ export class LoadContext {
   readonly names: string[];
   readonly types: PropertyType[];
   readonly required: boolean[];
+  /** Why a column or key the records may not hold is refused: the end of its error message. */
+  readonly notAField: string;
   /**
    * The text of the record being read, as the parser saw it; asked only when the record has a
    * defect (for the rejected-rows file). Each reader sets it once per chunk, not per record.
@@ -38,11 +45,17 @@ export class LoadContext {
     readonly errors: ErrorCollector,
     readonly stats: ParseStats,
     readonly batchSize: number,
+    fields: RecordFields = 'properties',
   ) {
-    this.names = schema.properties.map((p) => p.name);
-    this.types = schema.properties.map((p) => p.type);
+    const properties = fields === 'primaryKey' ? keyProperties(schema) : schema.properties;
+    this.names = properties.map((p) => p.name);
+    this.types = properties.map((p) => p.type);
     // Primary-key values identify records, so they are required whatever the schema says.
-    this.required = schema.properties.map((p) => p.required || schema.primaryKey.includes(p.name));
+    this.required = properties.map((p) => p.required || schema.primaryKey.includes(p.name));
+    this.notAField =
+      fields === 'primaryKey'
+        ? `is not part of the primary key (${schema.primaryKey.join(', ')}); a mode=delete file holds the key's values only`
+        : 'is not a property of the dataset';
   }
 
   /** Records a defect of the record being read (the `rowsRead`-th); `property` names the schema
@@ -82,6 +95,15 @@ export class LoadContext {
     this.lines = [];
     return batch;
   }
+}
+
+/** The key's properties, in key order. */
+function keyProperties(schema: DatasetSchema): DatasetSchema['properties'] {
+  return schema.primaryKey.map((name) => {
+    const property = schema.properties.find((p) => p.name === name);
+    if (property === undefined) throw new Error(`primary key "${name}" is not a property of the schema`);
+    return property;
+  });
 }
 
 function loadError(line: number, message: string, property: string | undefined) {

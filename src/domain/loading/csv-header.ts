@@ -25,8 +25,7 @@ export function columnLayout(header: string[], ctx: LoadContext): ColumnLayout {
     const name = raw.trim();
     if (seen.has(name)) ctx.fileError(1, `column "${name}" appears more than once in the header`, name);
     else seen.set(name, i);
-    if (!ctx.names.includes(name))
-      ctx.fileError(1, `column "${name}" is not a property of the dataset`, name);
+    if (!ctx.names.includes(name)) ctx.fileError(1, `column "${name}" ${ctx.notAField}`, name);
   });
   const columns = ctx.names.map((name) => {
     const column = seen.get(name);

@@ -54,7 +54,7 @@ export class JsonShape {
       if (p === undefined) {
         ok = false;
         const defect = this.check ? textDefect(key) : undefined;
-        ctx.error(line, `key "${key}" is not a property of the dataset${defect ? ` (${defect})` : ''}`, key);
+        ctx.error(line, `key "${key}" ${ctx.notAField}${defect ? ` (${defect})` : ''}`, key);
         continue;
       }
       const v = record[key];

@@ -182,3 +182,70 @@ test('a consumer that stops early releases the input', async () => {
   }
   assert.equal(input.destroyed, true);
 });
+
+test('fields=primaryKey (mode=delete): key columns in any order, in key order out; others refused', async () => {
+  const keyed: DatasetSchema = {
+    properties: [
+      { name: 'id', type: 'integer', required: true },
+      { name: 'name', type: 'string', required: false },
+      { name: 'region', type: 'string', required: true },
+    ],
+    primaryKey: ['region', 'id'],
+  };
+  const parse = async (text: string, format: InputFormat) => {
+    const errors = new ErrorCollector();
+    const rows: CellValue[][] = [];
+    const input = Readable.from([Buffer.from(text)]);
+    for await (const batch of parseRecords(input, { schema: keyed, fields: 'primaryKey', format, errors }))
+      rows.push(...batch.rows);
+    return { rows, errors };
+  };
+  const notKey =
+    "is not part of the primary key (region, id); a mode=delete file holds the key's values only";
+
+  // The key's columns alone, in any order; a malformed or missing key value is a row error.
+  const csv = await parse('id,region\n1,eu\nx,eu\n2,\n3,us\n', 'csv');
+  assert.deepEqual(csv.rows, [
+    ['eu', 1],
+    ['us', 3],
+  ]);
+  assert.equal(csv.errors.fileErrors, 0);
+  assert.equal(csv.errors.rowsRejected, 2);
+  assert.deepEqual(
+    csv.errors.errors.map((e) => [e.line, e.property]),
+    [
+      [3, 'id'],
+      [4, 'region'],
+    ],
+  );
+
+  // A CSV column outside the key, a property or not, is a defect of the header: nothing loads.
+  const extra = await parse('region,id,name,phone\neu,1,a,555\n', 'csv');
+  assert.deepEqual(extra.rows, []);
+  assert.deepEqual(
+    extra.errors.errors.map((e) => [e.line, e.property, e.message]),
+    [
+      [1, 'name', `column "name" ${notKey}`],
+      [1, 'phone', `column "phone" ${notKey}`],
+    ],
+  );
+  assert.equal(extra.errors.fileErrors, 2);
+  // A missing key column too.
+  const partial = await parse('id\n1\n', 'csv');
+  assert.equal(partial.errors.errors[0]?.message, 'the header has no column for property "region"');
+
+  // JSON: a property outside the key is a row error of its record; the others load.
+  const json = await parse(
+    '{"id":1,"region":"eu"}\n{"id":2,"region":"eu","name":"b"}\n{"region":"us"}\n',
+    'json',
+  );
+  assert.deepEqual(json.rows, [['eu', 1]]);
+  assert.deepEqual(
+    json.errors.errors.map((e) => [e.line, e.property, e.message]),
+    [
+      [2, 'name', `key "name" ${notKey}`],
+      [3, 'id', 'a value is required'],
+    ],
+  );
+  assert.equal(json.errors.fileErrors, 0);
+});

@@ -1,7 +1,7 @@
 // Entry point of the parse-and-validate stage of loading: bytes in, batches of typed rows out.
 import type { Readable } from 'node:stream';
 import type { DatasetSchema } from '../datasets/schema.js';
-import { LoadContext, type ParsedBatch, type ParseStats } from './context.js';
+import { LoadContext, type ParsedBatch, type ParseStats, type RecordFields } from './context.js';
 import { readCsv } from './csv.js';
 import type { ErrorCollector } from './errors.js';
 import { peekFirstChar, textChunks } from './input.js';
@@ -15,6 +15,8 @@ export type InputFormat = 'csv' | 'tsv' | 'json' | 'auto';
 /** How to parse: the dataset's schema, the format, and where errors and counters go. */
 export interface ParseOptions {
   schema: DatasetSchema;
+  /** What the records hold: every property (the default), or the primary key's values only. */
+  fields?: RecordFields;
   format: InputFormat;
   errors: ErrorCollector;
   /** Valid rows per batch handed out (about; a batch may exceed it by one chunk's rows). */
@@ -45,7 +47,8 @@ export async function* parseRecords(
 ): AsyncGenerator<ParsedBatch, void, undefined> {
   const { schema, format, errors, signal } = options;
   const stats = options.stats ?? { rowsRead: 0 };
-  const ctx = new LoadContext(schema, errors, stats, Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE));
+  const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
+  const ctx = new LoadContext(schema, errors, stats, batchSize, options.fields);
   const text = textChunks(input, {
     signal,
     invalidUtf8: options.invalidUtf8,

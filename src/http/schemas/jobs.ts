@@ -21,7 +21,13 @@ import { Envelope, Timestamp, UserSummary, WorkspaceSummary } from './common.js'
 
 export const ModeQuery = Type.Object({
   mode: Type.Optional(
-    Type.Unsafe<(typeof LOAD_MODES)[number]>({ type: 'string', enum: [...LOAD_MODES], default: 'create' }),
+    Type.Unsafe<(typeof LOAD_MODES)[number]>({
+      type: 'string',
+      enum: [...LOAD_MODES],
+      default: 'create',
+      description:
+        'What the file does to the records the dataset holds (docs/loading.md, "Load modes"); delete: the file holds primary-key values only, and the records of those keys are deleted',
+    }),
   ),
 });
 
@@ -132,6 +138,14 @@ export const LogData = component(
     ),
     recordsReplaced: Type.Optional(
       Type.Integer({ description: 'upsert: records of the dataset replaced by the same key in the file' }),
+    ),
+    recordsDeleted: Type.Optional(
+      Type.Integer({ description: 'delete: records of the dataset deleted by a key of the file' }),
+    ),
+    keysNotFound: Type.Optional(
+      Type.Integer({
+        description: 'delete: distinct keys of the file that matched no record (counted, not errors)',
+      }),
     ),
   }),
 );

@@ -17,7 +17,7 @@ export const JOB_TYPES = ['uploadUrl', 'recordsLoad'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 /** What a load does with the dataset (the policy of each is domain/jobs/load-modes.ts). */
-export const LOAD_MODES = ['create', 'replace', 'append', 'upsert'] as const;
+export const LOAD_MODES = ['create', 'replace', 'append', 'upsert', 'delete'] as const;
 export type LoadMode = (typeof LOAD_MODES)[number];
 
 /** The formats a file is read as. */

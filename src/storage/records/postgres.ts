@@ -1,7 +1,8 @@
 // PostgreSQL writer: COPY FROM STDIN into a table without constraints (much faster than COPY into
 // an indexed table), then the primary key is added; only if that meets duplicates are the earlier
 // rows of each key deleted (by the hidden row-order column) before adding it again. A table that
-// starts as a copy of a committed one first loses the copied rows whose key a written row has.
+// starts as a copy of a committed one first loses the copied rows whose key a written row has; a
+// delete by key COPYs the keys alone after the copy, and deletes them with what they name.
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
@@ -25,6 +26,7 @@ import {
   type StagingResult,
   type StagingWriter,
   type TableSchema,
+  writtenColumns,
 } from './record-store.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -55,6 +57,7 @@ export class PostgresRecordStore implements RecordStore {
     signal?: AbortSignal,
     options: StagingOptions = {},
   ): Promise<StagingWriter> {
+    const written = [ROW_COLUMN, ...writtenColumns(schema, options)].map(quoteId).join(', ');
     const client = await this.pool.connect();
     try {
       await client.query(`drop table if exists ${quoteId(table)}`);
@@ -75,12 +78,23 @@ export class PostgresRecordStore implements RecordStore {
         copied = { rows: res.rowCount ?? 0, lastRow: Number(last.rows[0]?.m ?? 0) };
         signal?.throwIfAborted();
       }
-      const copy = client.query(copyFrom(`copy ${quoteId(table)} (${columns}) from stdin`));
+      const copy = client.query(copyFrom(`copy ${quoteId(table)} (${written}) from stdin`));
       const drop = () => this.dropTable(table);
       // Statistics for the planner, gathered after the job: nothing waits for them, and until
       // they come the primary key already serves pages and lookups.
       const analyze = () => void this.pool.query(`analyze ${quoteId(table)}`).catch(() => undefined);
-      return new PostgresStagingWriter(client, copy, table, schema.primaryKey, copied, drop, analyze, signal);
+      const writes = options.writes ?? 'records';
+      return new PostgresStagingWriter(
+        client,
+        copy,
+        table,
+        schema.primaryKey,
+        writes,
+        copied,
+        drop,
+        analyze,
+        signal,
+      );
     } catch (err) {
       client.release();
       if (options.copyFrom !== undefined) await this.dropTable(table);
@@ -129,6 +143,8 @@ class PostgresStagingWriter implements StagingWriter {
     private readonly copy: ReturnType<typeof copyFrom>,
     readonly table: string,
     private readonly primaryKey: string[],
+    /** What `write` takes (StagingOptions.writes). */
+    private readonly writes: 'records' | 'keysToDelete',
     /** Rows copied in at the start and the last row number among them; written rows follow it. */
     private readonly copied: { rows: number; lastRow: number },
     private readonly drop: () => Promise<void>,
@@ -154,10 +170,6 @@ class PostgresStagingWriter implements StagingWriter {
     this.copy.end();
     await done;
     if (this.failure !== null) throw this.failure;
-    const table = quoteId(this.table);
-    const row = quoteId(ROW_COLUMN);
-    let replaced = 0;
-    let collapsed = 0;
     // One transaction with SET LOCAL, never a session-level SET: behind a pooler in transaction
     // mode (PgBouncer) each statement outside a transaction may run on another server connection,
     // and a SET would stay on the one it ran on, for whichever client gets that connection next.
@@ -166,42 +178,17 @@ class PostgresStagingWriter implements StagingWriter {
     await this.client.query(
       `begin; set local maintenance_work_mem = '${INDEX_BUILD_MEMORY}'; set local jit = off`,
     );
+    let changes: { replaced: number; collapsed: number; deleted: number };
     try {
       if (this.primaryKey.length === 0) {
-        await this.client.query(`alter table ${table} add primary key (${row})`);
+        await this.client.query(
+          `alter table ${quoteId(this.table)} add primary key (${quoteId(ROW_COLUMN)})`,
+        );
+        changes = { replaced: 0, collapsed: 0, deleted: 0 };
+      } else if (this.writes === 'keysToDelete') {
+        changes = await this.deleteByKey();
       } else {
-        const key = this.primaryKey.map(quoteId).join(', ');
-        const written = `${row} > ${this.copied.lastRow}`;
-        if (this.copied.rows > 0 && this.written > 0) {
-          // Copied rows whose key a written row has are replaced: deleted by one hash join of the
-          // written rows against the copy, not by a failed key build and a sort of the whole table.
-          // Written as IN: on the fresh table (no statistics) the planner then hashes the distinct
-          // written keys; a join was planned as a merge join sorting all rows on disk (3x slower).
-          const keyOf = (alias: string) => this.primaryKey.map((k) => `${alias}.${quoteId(k)}`).join(', ');
-          const res = await this.client.query(
-            `delete from ${table} c
-              where c.${row} <= ${this.copied.lastRow}
-                and (${keyOf('c')}) in (select ${keyOf('w')} from ${table} w where w.${written})`,
-          );
-          replaced = res.rowCount ?? 0;
-        }
-        await this.client.query('savepoint key_build');
-        try {
-          await this.client.query(`alter table ${table} add primary key (${key})`);
-        } catch (err) {
-          if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
-          await this.client.query('rollback to savepoint key_build');
-          // Duplicates among the written rows: the last row of each key wins, so keep the highest
-          // row number and delete the rest.
-          const res = await this.client.query(
-            `delete from ${table} t using (
-               select ${row} as r, row_number() over (partition by ${key} order by ${row} desc) as n
-                 from ${table} where ${written}) d
-             where d.n > 1 and t.${row} = d.r`,
-          );
-          collapsed = res.rowCount ?? 0;
-          await this.client.query(`alter table ${table} add primary key (${key})`);
-        }
+        changes = { ...(await this.buildKey()), deleted: 0 };
       }
       await this.client.query('commit');
     } catch (err) {
@@ -210,13 +197,78 @@ class PostgresStagingWriter implements StagingWriter {
     }
     this.release();
     this.analyzeLater();
+    const { replaced, collapsed, deleted } = changes;
+    const kept = this.writes === 'keysToDelete' ? 0 : this.written - collapsed;
     return {
       rowsWritten: this.written,
-      rowsLoaded: this.copied.rows - replaced + this.written - collapsed,
+      rowsLoaded: this.copied.rows - replaced - deleted + kept,
       duplicatesCollapsed: collapsed,
       rowsCopied: this.copied.rows,
       rowsReplaced: replaced,
+      rowsDeleted: deleted,
     };
+  }
+
+  /** Adds the primary key, after removing the copied rows a written row replaces and, only if the
+   * key meets duplicates, every written row but the last of its key. */
+  private async buildKey(): Promise<{ replaced: number; collapsed: number }> {
+    const table = quoteId(this.table);
+    const row = quoteId(ROW_COLUMN);
+    const key = this.primaryKey.map(quoteId).join(', ');
+    const replaced = await this.deleteCopiedRowsOfWrittenKeys();
+    await this.client.query('savepoint key_build');
+    try {
+      await this.client.query(`alter table ${table} add primary key (${key})`);
+      return { replaced, collapsed: 0 };
+    } catch (err) {
+      if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+      await this.client.query('rollback to savepoint key_build');
+      // Duplicates among the written rows: the last row of each key wins, so keep the highest
+      // row number and delete the rest.
+      const res = await this.client.query(
+        `delete from ${table} t using (
+           select ${row} as r, row_number() over (partition by ${key} order by ${row} desc) as n
+             from ${table} where ${row} > ${this.copied.lastRow}) d
+         where d.n > 1 and t.${row} = d.r`,
+      );
+      await this.client.query(`alter table ${table} add primary key (${key})`);
+      return { replaced, collapsed: res.rowCount ?? 0 };
+    }
+  }
+
+  /** A delete by key: counts the distinct written keys, deletes the copied rows they name, then
+   * the written keys themselves, and adds the key to what remains (copied rows, unique already).
+   * Set-based statements inside the server: no key comes back to the process. */
+  private async deleteByKey(): Promise<{ replaced: number; collapsed: number; deleted: number }> {
+    const table = quoteId(this.table);
+    const written = `${quoteId(ROW_COLUMN)} > ${this.copied.lastRow}`;
+    const key = this.primaryKey.map(quoteId).join(', ');
+    const distinct = await this.client.query<{ keys: string }>(
+      `select count(*) as keys from (select distinct ${key} from ${table} where ${written}) k`,
+    );
+    const keys = Number(distinct.rows[0]?.keys ?? 0);
+    const deleted = await this.deleteCopiedRowsOfWrittenKeys();
+    await this.client.query(`delete from ${table} where ${written}`);
+    await this.client.query(`alter table ${table} add primary key (${key})`);
+    return { replaced: 0, collapsed: this.written - keys, deleted };
+  }
+
+  /** Deletes the copied rows whose key a written row has; returns how many went. */
+  private async deleteCopiedRowsOfWrittenKeys(): Promise<number> {
+    if (this.copied.rows === 0 || this.written === 0) return 0;
+    const table = quoteId(this.table);
+    const row = quoteId(ROW_COLUMN);
+    // One hash join of the written rows against the copy, not a failed key build and a sort of the
+    // whole table. Written as IN: on the fresh table (no statistics) the planner then hashes the
+    // distinct written keys; a join (or DELETE ... USING) was planned as a merge join sorting all
+    // rows on disk (3x slower).
+    const keyOf = (alias: string) => this.primaryKey.map((k) => `${alias}.${quoteId(k)}`).join(', ');
+    const res = await this.client.query(
+      `delete from ${table} c
+        where c.${row} <= ${this.copied.lastRow}
+          and (${keyOf('c')}) in (select ${keyOf('w')} from ${table} w where w.${row} > ${this.copied.lastRow})`,
+    );
+    return res.rowCount ?? 0;
   }
 
   async abort(): Promise<void> {

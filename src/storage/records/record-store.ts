@@ -57,16 +57,19 @@ export interface ReadRow {
 
 /** Counts of a finished staging table. */
 export interface StagingResult {
-  /** Rows written through `write` (the file's valid rows). */
+  /** Rows written through `write` (the file's valid rows; its keys, for `writes: 'keysToDelete'`). */
   rowsWritten: number;
   /** Rows the finished table holds. */
   rowsLoaded: number;
-  /** Written rows replaced by a later written row of the same primary key. */
+  /** Written rows replaced by a later written row of the same primary key (keysToDelete: written
+   * keys that repeat another written key). */
   duplicatesCollapsed: number;
   /** Rows the table started with, copied from `copyFrom`. */
   rowsCopied: number;
   /** Copied rows replaced by a written row of the same primary key. */
   rowsReplaced: number;
+  /** Copied rows deleted because a written key named them (keysToDelete); 0 otherwise. */
+  rowsDeleted: number;
 }
 
 /** How a staging table starts. */
@@ -75,12 +78,25 @@ export interface StagingOptions {
    * upsert build on the dataset's records): they keep their order, and written rows are numbered
    * after them, so a written row replaces a copied row of the same key and follows them without one. */
   copyFrom?: string;
+  /** What `write` takes: rows of the table (`records`, the default), or primary-key values
+   * (`keysToDelete`: rows aligned with `schema.primaryKey`, which must not be empty). Keys are
+   * numbered after the copied rows like records; `finish` deletes the copied rows they name, then
+   * the keys themselves, so the table ends holding the copied rows no key named (a delete by key). */
+  writes?: 'records' | 'keysToDelete';
+}
+
+/** The columns `write` takes, after the hidden row number: every column, or the key's. */
+export function writtenColumns(schema: TableSchema, options: StagingOptions): string[] {
+  if (options.writes !== 'keysToDelete') return schema.columns.map((c) => c.name);
+  if (schema.primaryKey.length === 0) throw new Error('keysToDelete needs a table with a primary key');
+  return schema.primaryKey;
 }
 
 /** Writes one new records table; rows are aligned with the table's columns. */
 export interface StagingWriter {
   readonly table: string;
-  /** Appends rows in file order (the last row of a primary key wins). */
+  /** Appends rows in file order, aligned with the written columns (`writtenColumns`): the last
+   * row of a primary key wins. */
   write(rows: CellValue[][]): Promise<void>;
   /** Flushes, removes duplicates of the primary key and builds the indexes. */
   finish(): Promise<StagingResult>;

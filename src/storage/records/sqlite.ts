@@ -4,7 +4,8 @@
 // writer adds its key after COPY). Only if that meets duplicates are the earlier rows of each key
 // deleted first. Rows are gathered into chunks and each chunk is written in one synchronous
 // transaction; the event loop runs between chunks, and no write lock is ever held across an await
-// (the API's connection would otherwise block on it).
+// (the API's connection would otherwise block on it). A delete by key writes the keys the same way,
+// after a copy of the dataset's rows, and deletes with two set-based statements when the file is read.
 import type { Readable } from 'node:stream';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -27,6 +28,7 @@ import {
   type StagingResult,
   type StagingWriter,
   type TableSchema,
+  writtenColumns,
 } from './record-store.js';
 
 const ROWS_PER_STATEMENT = 200;
@@ -55,6 +57,10 @@ export class SqliteRecordStore implements RecordStore {
     signal?: AbortSignal,
     options: StagingOptions = {},
   ): Promise<StagingWriter> {
+    const shape: WrittenShape = {
+      writes: options.writes ?? 'records',
+      columns: writtenColumns(schema, options),
+    };
     const conn = openSqliteConnection(this.file);
     let copied = { rows: 0, lastRow: 0 };
     try {
@@ -70,7 +76,7 @@ export class SqliteRecordStore implements RecordStore {
       throw err;
     }
     const drop = () => this.dropTable(table);
-    return new SqliteStagingWriter(conn, table, schema, drop, copied, signal);
+    return new SqliteStagingWriter(conn, table, schema, shape, drop, copied, signal);
   }
 
   keysHeld(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]> {
@@ -131,24 +137,31 @@ async function copyRows(
   }
 }
 
+/** What a staging writer takes (StagingOptions.writes) and the columns that fills, after `#row`. */
+interface WrittenShape {
+  writes: 'records' | 'keysToDelete';
+  columns: string[];
+}
+
 class SqliteStagingWriter implements StagingWriter {
   private pending: CellValue[][] = [];
   private written = 0;
   private readonly statements = new Map<number, BetterSqlite3.Statement>();
   private closed = false;
-  /** Values per row: the row number, then the columns. */
+  /** Values per row: the row number, then the written columns. */
   private readonly width: number;
 
   constructor(
     private readonly conn: BetterSqlite3.Database,
     readonly table: string,
     private readonly schema: TableSchema,
+    private readonly shape: WrittenShape,
     private readonly drop: () => Promise<void>,
     /** Rows copied in at the start and the last row number among them; written rows follow it. */
     private readonly copied: { rows: number; lastRow: number },
     private readonly signal?: AbortSignal,
   ) {
-    this.width = schema.columns.length + 1;
+    this.width = shape.columns.length + 1;
   }
 
   async write(rows: CellValue[][]): Promise<void> {
@@ -158,15 +171,21 @@ class SqliteStagingWriter implements StagingWriter {
 
   async finish(): Promise<StagingResult> {
     await this.flush();
-    const { replaced, collapsed } =
-      this.schema.primaryKey.length > 0 ? this.buildKey() : { replaced: 0, collapsed: 0 };
+    const { replaced, collapsed, deleted } =
+      this.shape.writes === 'keysToDelete'
+        ? this.deleteByKey()
+        : this.schema.primaryKey.length > 0
+          ? { ...this.buildKey(), deleted: 0 }
+          : { replaced: 0, collapsed: 0, deleted: 0 };
     this.close();
+    const kept = this.shape.writes === 'keysToDelete' ? 0 : this.written - collapsed;
     return {
       rowsWritten: this.written,
-      rowsLoaded: this.copied.rows - replaced + this.written - collapsed,
+      rowsLoaded: this.copied.rows - replaced - deleted + kept,
       duplicatesCollapsed: collapsed,
       rowsCopied: this.copied.rows,
       rowsReplaced: replaced,
+      rowsDeleted: deleted,
     };
   }
 
@@ -180,19 +199,9 @@ class SqliteStagingWriter implements StagingWriter {
     const row = quoteId(ROW_COLUMN);
     const key = this.schema.primaryKey.map(quoteId).join(', ');
     const written = `${row} > ${this.copied.lastRow}`;
-    const createIndex = this.conn.prepare(
-      `create unique index ${quoteId(`${this.table}_pk`)} on ${table} (${key})`,
-    );
+    const createIndex = this.createIndex();
     return this.conn.transaction(() => {
-      let replaced = 0;
-      if (this.copied.rows > 0 && this.written > 0) {
-        // The written keys are hashed into a transient index once, then each copied row probes it.
-        replaced = this.conn
-          .prepare(
-            `delete from ${table} where ${row} <= ${this.copied.lastRow} and (${key}) in (select ${key} from ${table} where ${written})`,
-          )
-          .run().changes;
-      }
+      const replaced = this.deleteCopiedRowsOfWrittenKeys();
       let collapsed = 0;
       try {
         this.conn.transaction(() => createIndex.run())();
@@ -208,6 +217,48 @@ class SqliteStagingWriter implements StagingWriter {
       }
       return { replaced, collapsed };
     })();
+  }
+
+  /**
+   * A delete by key, in one transaction: counts the distinct written keys, deletes the copied rows
+   * they name, then the written keys themselves, and builds the key's index on what remains (copied
+   * rows only, unique already). Set-based statements inside SQLite: no key passes through here.
+   */
+  private deleteByKey(): { replaced: number; collapsed: number; deleted: number } {
+    const table = quoteId(this.table);
+    const key = this.schema.primaryKey.map(quoteId).join(', ');
+    const written = `${quoteId(ROW_COLUMN)} > ${this.copied.lastRow}`;
+    const createIndex = this.createIndex();
+    return this.conn.transaction(() => {
+      const { keys } = this.conn
+        .prepare(`select count(*) as keys from (select 1 from ${table} where ${written} group by ${key})`)
+        .get() as { keys: number };
+      const deleted = this.deleteCopiedRowsOfWrittenKeys();
+      this.conn.prepare(`delete from ${table} where ${written}`).run();
+      createIndex.run();
+      return { replaced: 0, collapsed: this.written - keys, deleted };
+    })();
+  }
+
+  /** Deletes the copied rows whose key a written row has; returns how many went. */
+  private deleteCopiedRowsOfWrittenKeys(): number {
+    if (this.copied.rows === 0 || this.written === 0) return 0;
+    const table = quoteId(this.table);
+    const row = quoteId(ROW_COLUMN);
+    const key = this.schema.primaryKey.map(quoteId).join(', ');
+    // The written keys are hashed into a transient index once, then each copied row probes it.
+    return this.conn
+      .prepare(
+        `delete from ${table} where ${row} <= ${this.copied.lastRow} and (${key}) in (select ${key} from ${table} where ${row} > ${this.copied.lastRow})`,
+      )
+      .run().changes;
+  }
+
+  private createIndex(): BetterSqlite3.Statement {
+    const key = this.schema.primaryKey.map(quoteId).join(', ');
+    return this.conn.prepare(
+      `create unique index ${quoteId(`${this.table}_pk`)} on ${quoteId(this.table)} (${key})`,
+    );
   }
 
   async abort(): Promise<void> {
@@ -240,9 +291,10 @@ class SqliteStagingWriter implements StagingWriter {
   private statement(rows: number): BetterSqlite3.Statement {
     let stmt = this.statements.get(rows);
     if (stmt === undefined) {
+      const columns = [ROW_COLUMN, ...this.shape.columns].map(quoteId).join(', ');
       const tuple = `(${Array<string>(this.width).fill('?').join(',')})`;
       stmt = this.conn.prepare(
-        `insert into ${quoteId(this.table)} values ${Array<string>(rows).fill(tuple).join(',')}`,
+        `insert into ${quoteId(this.table)} (${columns}) values ${Array<string>(rows).fill(tuple).join(',')}`,
       );
       this.statements.set(rows, stmt);
     }

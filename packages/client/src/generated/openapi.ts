@@ -736,7 +736,7 @@ export interface components {
              */
             allChildrenSucceeded: true;
             /** @enum {string} */
-            mode: "create" | "replace" | "append" | "upsert";
+            mode: "create" | "replace" | "append" | "upsert" | "delete";
             /** @description The format the file is read as (for uploads, the one the PUT named) */
             contentType: ("csv" | "json" | "tsv") | null;
             /** @description uploadUrl jobs: singlerequest or resumable; null for recordsLoad */
@@ -803,6 +803,10 @@ export interface components {
             recordsAdded?: number;
             /** @description upsert: records of the dataset replaced by the same key in the file */
             recordsReplaced?: number;
+            /** @description delete: records of the dataset deleted by a key of the file */
+            recordsDeleted?: number;
+            /** @description delete: distinct keys of the file that matched no record (counted, not errors) */
+            keysNotFound?: number;
         };
         JobErrorData: {
             /** @description Every defect found (a record may have several) */
@@ -2387,7 +2391,8 @@ export interface operations {
     createUploadUrl: {
         parameters: {
             query?: {
-                mode?: "create" | "replace" | "append" | "upsert";
+                /** @description What the file does to the records the dataset holds (docs/loading.md, "Load modes"); delete: the file holds primary-key values only, and the records of those keys are deleted */
+                mode?: "create" | "replace" | "append" | "upsert" | "delete";
                 /** @description true: run the whole load and report what it would do, but change nothing */
                 dryRun?: boolean;
                 /** @description Records with defects the load may leave out and still complete */
@@ -2497,7 +2502,8 @@ export interface operations {
     loadRecordsFromUrl: {
         parameters: {
             query?: {
-                mode?: "create" | "replace" | "append" | "upsert";
+                /** @description What the file does to the records the dataset holds (docs/loading.md, "Load modes"); delete: the file holds primary-key values only, and the records of those keys are deleted */
+                mode?: "create" | "replace" | "append" | "upsert" | "delete";
                 /** @description true: run the whole load and report what it would do, but change nothing */
                 dryRun?: boolean;
                 /** @description Records with defects the load may leave out and still complete */

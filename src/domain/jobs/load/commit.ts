@@ -71,9 +71,10 @@ function recordsAfter(req: CommitRequest): Pick<DatasetRow, 'records_table' | 'r
       return { records_table: req.table, record_count: req.rowsLoaded };
     case 'kept':
     case 'replacedByKey':
+    case 'deletedByKey':
       // The table began as a copy of the records of `startGeneration` (checkModeOnCommit made
-      // sure they are still the dataset's), so it holds all of them that remain: it replaces
-      // the old table whole, as any load does.
+      // sure they are still the dataset's), so it holds all of them that remain (for a delete:
+      // all but those the file's keys named): it replaces the old table whole, as any load does.
       return { records_table: req.table, record_count: req.rowsLoaded };
   }
 }

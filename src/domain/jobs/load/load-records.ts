@@ -7,7 +7,7 @@ import type { DatasetJobRow, Tables } from '../../../storage/db/tables.js';
 import {
   stagingTableName,
   type RecordStore,
-  type StagingResult,
+  type StagingOptions,
   type StagingWriter,
 } from '../../../storage/records/index.js';
 import { datasetSchemaOf } from '../../datasets/datasets.js';
@@ -21,8 +21,8 @@ import {
   type InputFormat,
   type ParseStats,
 } from '../../loading/index.js';
-import { buildsOnCurrentRecords, checkModeOnStart, heldKeysAreRowErrors } from '../load-modes.js';
-import { loadOptionsOf, type LoadOptions } from '../load-options.js';
+import { buildsOnCurrentRecords, checkModeOnStart, fileFields, heldKeysAreRowErrors } from '../load-modes.js';
+import { loadOptionsOf } from '../load-options.js';
 import { RowErrorLog } from '../row-errors.js';
 import type { ErrorData, LogData } from '../status.js';
 import { retireEarlierAttempts } from './attempts.js';
@@ -31,6 +31,7 @@ import { completeDryRun } from './dry-run.js';
 import { JobFailure } from './failure.js';
 import type { LoadProgress } from './progress.js';
 import { refuseHeldKeys } from './held-keys.js';
+import { completedMessage, failureMessage, recordChanges } from './outcome.js';
 
 export interface LoadContext {
   db: Kysely<Tables>;
@@ -56,8 +57,14 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
   if (ds === undefined) throw new JobFailure('The dataset was deleted.');
   const schema = await datasetSchemaOf(db, job.dataset_id);
   checkModeOnStart(job.mode, { record_count: ds.record_count, primaryKey: schema.primaryKey });
-  // append, upsert: the new table starts as a copy of the records of the generation read above.
+  // append, upsert, delete: the new table starts as a copy of the records of the generation read above.
   const copyFrom = buildsOnCurrentRecords(job.mode) ? ds.records_table : null;
+  // delete: the file holds keys, written after the copy and deleted with the records they name.
+  const fields = fileFields(job.mode);
+  const stagingOptions: StagingOptions = {
+    ...(copyFrom !== null ? { copyFrom } : {}),
+    writes: fields === 'primaryKey' ? 'keysToDelete' : 'records',
+  };
   const tableSchema = tableSchemaOf(schema);
   const errors = new ErrorCollector();
   const rowErrors = await RowErrorLog.open(db, job);
@@ -68,14 +75,17 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
   try {
     await retireEarlierAttempts(db, job);
     const table = stagingTableName(job.dataset_id, job.id, job.attempts);
-    staging = await ctx.records.createStaging(
-      table,
-      tableSchema,
-      ctx.signal,
-      copyFrom !== null ? { copyFrom } : {},
-    );
+    staging = await ctx.records.createStaging(table, tableSchema, ctx.signal, stagingOptions);
     const stats: ParseStats = ctx.progress?.stats ?? { rowsRead: 0 };
-    const parse = parseRecords(input, { schema, format, errors, stats, signal: ctx.signal, ...ctx.text });
+    const parse = parseRecords(input, {
+      schema,
+      fields,
+      format,
+      errors,
+      stats,
+      signal: ctx.signal,
+      ...ctx.text,
+    });
     try {
       for await (const batch of parse) {
         // append: records whose key the dataset holds are row errors, left out like any bad record.
@@ -111,15 +121,15 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
         : undefined;
     const counts = { rowsRead: stats.rowsRead, rowsRejected: errors.rowsRejected };
     if (!withinTolerance()) {
-      throw new JobFailure(failureMessage(errors, stats, options), errorData ?? null, counts);
+      throw new JobFailure(failureMessage(job.mode, errors, stats, options), errorData ?? null, counts);
     }
     const result = await staging.finish();
     const log: LogData = {
-      message: completedMessage(result, errors.rowsRejected, options, buildsOnCurrentRecords(job.mode)),
+      message: completedMessage(job.mode, result, errors.rowsRejected, options),
       ...counts,
       rowsLoaded: result.rowsLoaded,
       duplicatesCollapsed: result.duplicatesCollapsed,
-      ...(buildsOnCurrentRecords(job.mode) ? recordsChanged(result) : {}),
+      ...recordChanges(job.mode, result),
     };
     const end: Omit<CommitRequest, 'table' | 'rowsLoaded'> = {
       datasetId: job.dataset_id,
@@ -149,52 +159,4 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
     if (staging !== null) await staging.abort();
     throw err;
   }
-}
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
-/** Why the load failed on the file's defects. */
-function failureMessage(errors: ErrorCollector, stats: ParseStats, options: LoadOptions): string {
-  const prefix = options.dryRun ? 'Dry run: ' : '';
-  const found = `The file has ${plural(errors.count, 'defect')}`;
-  if (errors.fileErrors > 0 || options.maxBadRecords === 0) {
-    return `${prefix}${found} in ${stats.rowsRead} records read; nothing was loaded.`;
-  }
-  return (
-    `${prefix}${found} in ${errors.rowsRejected} of ${stats.rowsRead} records read, more bad ` +
-    `records than maxBadRecords=${options.maxBadRecords}; nothing was loaded.`
-  );
-}
-
-/** What the file did to a dataset whose records it built on (append, upsert). */
-function recordsChanged(result: StagingResult): Pick<LogData, 'recordsAdded' | 'recordsReplaced'> {
-  const replaced = result.rowsReplaced;
-  return {
-    recordsAdded: result.rowsWritten - result.duplicatesCollapsed - replaced,
-    recordsReplaced: replaced,
-  };
-}
-
-/** What a completed load did (or, for a dry run, would have done). */
-function completedMessage(
-  result: StagingResult,
-  rowsRejected: number,
-  options: LoadOptions,
-  builtOnRecords: boolean,
-): string {
-  const leftOut =
-    rowsRejected > 0
-      ? ` ${plural(rowsRejected, 'record')} with defects ${options.dryRun ? 'would be' : 'were'} left out (maxBadRecords=${options.maxBadRecords}).`
-      : '';
-  if (builtOnRecords) {
-    const { recordsAdded, recordsReplaced } = recordsChanged(result);
-    const did = options.dryRun
-      ? `Dry run: ${recordsAdded} records would have been added and ${recordsReplaced} replaced; the dataset would hold ${result.rowsLoaded}.`
-      : `Added ${recordsAdded} records and replaced ${recordsReplaced}; the dataset holds ${result.rowsLoaded}.`;
-    return `${did}${leftOut}${options.dryRun ? ' Nothing was changed.' : ''}`;
-  }
-  if (options.dryRun) {
-    return `Dry run: ${plural(result.rowsLoaded, 'record')} would have been loaded.${leftOut} Nothing was changed.`;
-  }
-  return `Loaded ${plural(result.rowsLoaded, 'record')}.${leftOut}`;
 }

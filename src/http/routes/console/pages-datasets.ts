@@ -44,6 +44,7 @@ const MODE_WORDS: Record<LoadMode, string> = {
   replace: 'replace: the file becomes all the records',
   append: 'append: the file’s records are added',
   upsert: 'update or add: records with a known key are replaced, others added',
+  delete: 'delete by key: the records whose key the file lists are deleted',
 };
 
 /** A stored timestamp as people read it: `2026-11-24 06:45:46 UTC`. */
@@ -388,6 +389,14 @@ export function jobPage(
         <dd>${count(log?.rowsLoaded) || '0'}</dd>
         <dt>Rows rejected</dt>
         <dd>${count(log?.rowsRejected) || '0'}</dd>
+        ${
+          log?.recordsDeleted !== undefined
+            ? html`<dt>Records deleted</dt>
+                <dd>${count(log.recordsDeleted) || '0'}</dd>
+                <dt>Keys that matched no record</dt>
+                <dd>${count(log.keysNotFound) || '0'}</dd>`
+            : ''
+        }
         <dt>Problems found</dt>
         <dd>${defects.toLocaleString('en-US')}</dd>
         <dt>Bad rows allowed</dt>
