@@ -194,6 +194,50 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.doesNotMatch(create.body, /Records deleted/);
   });
 
+  test('a load that has not ended reloads its page; a failed one says nothing was loaded', async () => {
+    const c = await campaign();
+    const { b } = await member(c.workspaceId, 'viewer');
+    const base = `/console/workspaces/${c.workspaceId}`;
+    // Asked for, its file not sent yet.
+    const waiting = await api(c.canvass.token, 'POST', `/datasets/${c.datasetId}/uploadUrl?mode=append`, {
+      contentType: 'csv',
+    });
+    assert.equal(waiting.status, 202, waiting.text);
+    const waitingId = (waiting.json() as { jobId: string }).jobId;
+    const open = await b.get(`${base}/jobs/${waitingId}`);
+    assert.equal(open.statusCode, 200);
+    assert.equal(open.headers.refresh, '5');
+    assert.match(open.body, /This page reloads itself every 5 seconds until the load ends/);
+    assert.match(open.body, /<dt>Rows loaded<\/dt>\s*<dd>not yet: the load has not ended<\/dd>/);
+    // An ended load does not reload, and shows its file's size.
+    const done = await b.get(`${base}/jobs/${c.jobId}`);
+    assert.equal(done.headers.refresh, undefined);
+    assert.doesNotMatch(done.body, /reloads itself/);
+    assert.match(done.body, /<dt>File size<\/dt>\s*<dd>\d+ bytes<\/dd>/);
+
+    // Two bad rows where none is allowed: the load fails and the dataset keeps its records.
+    const failing = await api(c.canvass.token, 'POST', `/datasets/${c.datasetId}/uploadUrl?mode=replace`, {
+      contentType: 'csv',
+    });
+    const { url, jobId } = failing.json() as { url: string; jobId: string };
+    assert.equal((await putFile(url, 'id,name,note\nx,Bad,row\ny,Bad,row\n')).status, 200);
+    for (let i = 0; ; i++) {
+      const job = await api(c.canvass.token, 'GET', `/datasets/jobs/${jobId}`);
+      const status = (job.json() as { currentStatus: { status: string } }).currentStatus.status;
+      if (status === 'Failed') break;
+      assert.ok(status !== 'Completed' && i < 400, `job ${status}: ${job.text}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const failed = await b.get(`${base}/jobs/${jobId}`);
+    assert.match(failed.body, /<dd id="job-status">Failed<\/dd>/);
+    assert.match(
+      failed.body,
+      /<dt>Rows loaded<\/dt>\s*<dd>none: the load failed, the dataset is as it was<\/dd>/,
+    );
+    const list = await b.get(`${base}/datasets/${c.datasetId}`);
+    assert.match(list.body, /<td>Failed<\/td>\s*<td>2<\/td>\s*<td>none \(failed\)<\/td>/);
+  });
+
   test("a load's row errors page 100 at a time, in line order", async () => {
     const bad = Array.from({ length: 105 }, (_, i) => `x${i},Bad,row`);
     const c = await campaign(['id,name,note', '1,Ada,ok', ...bad, ''].join('\n'), 200);

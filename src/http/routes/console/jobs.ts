@@ -12,7 +12,7 @@ import { getJob, jobLogs } from '../../../domain/jobs/jobs.js';
 import { rejectedRowsCsv, rowErrorsPage } from '../../../domain/jobs/row-errors.js';
 import { pageContext, sendPage } from './context.js';
 import { accessOf, idParam } from './datasets.js';
-import { ERRORS_PER_PAGE, jobPage } from './pages-datasets.js';
+import { ERRORS_PER_PAGE, jobPage, loadStillRuns, RUNNING_LOAD_REFRESH_SECONDS } from './pages-datasets.js';
 
 /** /console/workspaces/:workspaceId/jobs/:jobId[/rejected-rows.csv]. */
 export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
@@ -34,6 +34,9 @@ export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
         ...(errorsToken !== '' ? { pageToken: errorsToken } : {}),
       }),
     ]);
+    // A load that may still change reloads its page by itself (no script: the page works without one).
+    if (loadStillRuns(job.currentStatus.status))
+      reply.header('refresh', String(RUNNING_LOAD_REFRESH_SECONDS));
     return sendPage(
       reply,
       200,

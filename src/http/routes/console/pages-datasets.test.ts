@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cellValue, visibility, when } from './pages-datasets.js';
+import { cellValue, fileSize, visibility, when } from './pages-datasets.js';
 import { html } from './html.js';
 import { appIdFields } from '../../../domain/identity/app-id.js';
 
@@ -41,4 +41,13 @@ test('a cell shows a short value whole, nothing for null, and cuts a long one at
 test('timestamps read as UTC to the second', () => {
   assert.equal(when('2026-11-24T06:45:46.123Z'), '2026-11-24 06:45:46 UTC');
   assert.equal(when(null), '');
+});
+
+test('a file size reads as people read it: bytes below a kilobyte, one decimal above', () => {
+  assert.equal(fileSize(0), '0 bytes');
+  assert.equal(fileSize(999), '999 bytes');
+  assert.equal(fileSize(1000), '1.0 kB');
+  assert.equal(fileSize(12_716_712), '12.7 MB');
+  assert.equal(fileSize(935_936_733), '935.9 MB');
+  assert.equal(fileSize(2_500_000_000), '2.5 GB');
 });

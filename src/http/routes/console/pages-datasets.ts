@@ -38,6 +38,44 @@ const ENDED: Record<JobStatus, boolean> = {
   Expired: true,
 };
 
+/** How often a load's page reloads itself while the load has not ended (the `Refresh` header). */
+export const RUNNING_LOAD_REFRESH_SECONDS = 5;
+
+/** Whether a load in this state may still change, so its page reloads itself. */
+export function loadStillRuns(status: JobStatus): boolean {
+  return !ENDED[status];
+}
+
+/** A file size as people read it: `12.7 MB`, decimal units as file managers show them. */
+export function fileSize(bytes: number): string {
+  const units = ['bytes', 'kB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return unit === 0 ? `${bytes.toLocaleString('en-US')} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** The records a load left in the dataset, as its list and page show them. */
+function recordsLoaded(status: JobStatus, loaded: number | undefined): string {
+  if (status === 'Failed') return 'none: the load failed, the dataset is as it was';
+  if (!ENDED[status]) return 'not yet: the load has not ended';
+  return count(loaded) || '0';
+}
+
+/** What is known of reading the file while the load runs: the rows, and the share of the bytes. */
+function readingProgress(job: Job): string {
+  const progress = job.progress;
+  if (progress === null) return 'not started';
+  const rows = `${count(progress.rowsRead) || '0'} rows`;
+  if (progress.bytesTotal === null || progress.bytesTotal === 0)
+    return `${rows}, ${fileSize(progress.bytesRead)} read`;
+  const share = Math.min(100, Math.floor((100 * progress.bytesRead) / progress.bytesTotal));
+  return `${rows}, ${share} % of ${fileSize(progress.bytesTotal)} read`;
+}
+
 /** What each load mode does to the dataset's records (docs/loading.md, "Load modes"). */
 const MODE_WORDS: Record<LoadMode, string> = {
   create: 'first load: the file becomes the records',
@@ -267,7 +305,7 @@ function jobsTable(workspaceId: number, jobs: Job[]): SafeHtml {
         html`<a href="${jobHref(workspaceId, j.datasetJobId)}">${j.mode} (${j.contentType ?? 'file'})</a>`,
         STATUS_WORDS[status.status],
         count(log?.rowsRead ?? j.progress?.rowsRead),
-        count(log?.rowsLoaded),
+        status.status === 'Failed' ? 'none (failed)' : count(log?.rowsLoaded),
         count(log?.rowsRejected),
         when(j.dateCreated),
         ENDED[status.status] ? when(status.dateCreated) : '',
@@ -371,6 +409,12 @@ export function jobPage(
         <dd>${MODE_WORDS[job.mode]}${job.dryRun ? ' (dry run: nothing changed)' : ''}</dd>
         <dt>File format</dt>
         <dd>${job.contentType ?? 'not known yet'}</dd>
+        ${
+          job.progress?.bytesTotal !== undefined && job.progress.bytesTotal !== null
+            ? html`<dt>File size</dt>
+                <dd>${fileSize(job.progress.bytesTotal)}</dd>`
+            : ''
+        }
         <dt>Asked for by</dt>
         <dd>${job.createdBy.displayName}</dd>
       </dl>
@@ -382,11 +426,23 @@ export function jobPage(
         )}
       </ol>
       <h2>Counts</h2>
+      ${
+        loadStillRuns(status.status)
+          ? html`<p class="hint" id="refreshing">
+              This page reloads itself every ${RUNNING_LOAD_REFRESH_SECONDS} seconds until the load ends.
+            </p>`
+          : ''
+      }
       <dl id="counts">
-        <dt>Rows read</dt>
-        <dd>${count(log?.rowsRead ?? job.progress?.rowsRead) || '0'}</dd>
+        ${
+          status.status === 'Running'
+            ? html`<dt>Read so far</dt>
+                <dd id="progress">${readingProgress(job)}</dd>`
+            : html`<dt>Rows read</dt>
+                <dd>${count(log?.rowsRead ?? job.progress?.rowsRead) || '0'}</dd>`
+        }
         <dt>Rows loaded</dt>
-        <dd>${count(log?.rowsLoaded) || '0'}</dd>
+        <dd>${recordsLoaded(status.status, log?.rowsLoaded)}</dd>
         <dt>Rows rejected</dt>
         <dd>${count(log?.rowsRejected) || '0'}</dd>
         ${
