@@ -20,9 +20,15 @@ test('no SMTP_URL: no mail (reset links come from the operator)', () => {
 });
 
 test('SMTP_URL and MAIL_FROM together turn mail on', () => {
-  const c = loadConfig({ SMTP_URL: 'smtps://dx:pw@mail.example.org:465', MAIL_FROM: ' DX <dx@example.org> ' });
+  const c = loadConfig({
+    SMTP_URL: 'smtps://dx:pw@mail.example.org:465',
+    MAIL_FROM: ' DX <dx@example.org> ',
+  });
   assert.deepEqual(c.mail, { smtpUrl: 'smtps://dx:pw@mail.example.org:465', from: 'DX <dx@example.org>' });
-  assert.equal(loadConfig({ SMTP_URL: 'smtp://127.0.0.1:25', MAIL_FROM: 'dx@example.org' }).mail?.from, 'dx@example.org');
+  assert.equal(
+    loadConfig({ SMTP_URL: 'smtp://127.0.0.1:25', MAIL_FROM: 'dx@example.org' }).mail?.from,
+    'dx@example.org',
+  );
 });
 
 test('a bad SMTP_URL or MAIL_FROM is named, and the SMTP password is not repeated', () => {
@@ -35,5 +41,8 @@ test('a bad SMTP_URL or MAIL_FROM is named, and the SMTP password is not repeate
     problemsOf({ SMTP_URL: 'smtp://mail.example.org', MAIL_FROM: 'nobody\r\nBcc: x@example.org' })[0]!,
     /^MAIL_FROM: must be an address/,
   );
-  assert.match(problemsOf({ SMTP_URL: 'smtp://mail.example.org', MAIL_FROM: 'not an address' })[0]!, /^MAIL_FROM/);
+  assert.match(
+    problemsOf({ SMTP_URL: 'smtp://mail.example.org', MAIL_FROM: 'not an address' })[0]!,
+    /^MAIL_FROM/,
+  );
 });

@@ -26,15 +26,11 @@ export function readMailConfig(v: MailVars, problems: string[]): MailSettings | 
     return null;
   }
   if (!isSmtpUrl(v.SMTP_URL))
-    problems.push(
-      `SMTP_URL: must be an smtp:// or smtps:// URL with a host (got ${redactUrl(v.SMTP_URL)})`,
-    );
+    problems.push(`SMTP_URL: must be an smtp:// or smtps:// URL with a host (got ${redactUrl(v.SMTP_URL)})`);
   if (v.MAIL_FROM === '')
     problems.push('MAIL_FROM: required when SMTP_URL is set (the address mail is sent from)');
   else if (!FROM.test(v.MAIL_FROM.trim()))
-    problems.push(
-      `MAIL_FROM: must be an address or "Name <address>" (got ${JSON.stringify(v.MAIL_FROM)})`,
-    );
+    problems.push(`MAIL_FROM: must be an address or "Name <address>" (got ${JSON.stringify(v.MAIL_FROM)})`);
   return { smtpUrl: v.SMTP_URL, from: v.MAIL_FROM.trim() };
 }
 

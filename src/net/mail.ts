@@ -23,7 +23,9 @@ export class MailError extends Error {
     readonly code: string | null,
     readonly responseCode: number | null,
   ) {
-    super(`the mail server did not take the message (${code ?? 'no code'}${responseCode !== null ? `, ${responseCode}` : ''})`);
+    super(
+      `the mail server did not take the message (${code ?? 'no code'}${responseCode !== null ? `, ${responseCode}` : ''})`,
+    );
   }
 }
 

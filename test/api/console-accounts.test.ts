@@ -15,7 +15,11 @@ import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { consoleDb } from '../../src/domain/console/db.js';
 import { CLI_ACTOR } from '../../src/domain/console/audit.js';
 import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/console/people.js';
-import { issueResetLink, RESET_REQUESTS_PER_WINDOW, RESET_TTL_MS } from '../../src/domain/console/password-resets.js';
+import {
+  issueResetLink,
+  RESET_REQUESTS_PER_WINDOW,
+  RESET_TTL_MS,
+} from '../../src/domain/console/password-resets.js';
 import { SIGN_IN_MAX_FAILURES } from '../../src/domain/console/sign-in.js';
 import { hashSecret } from '../../src/lib/secrets.js';
 import type { ConsoleRole } from '../../src/domain/console/roles.js';
@@ -69,7 +73,10 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
   const workspace = async (name = `Campaign ${++counter}`) =>
     (await createWorkspace(t.database.db, { displayName: name })).workspace.id;
   const invite = async (wsId: number, address: string, role: ConsoleRole, now = Date.now()) =>
-    invitationLink(t.config.publicUrl, (await inviteMember(db(), CLI_ACTOR, { workspaceId: wsId, email: address, role }, now)).token);
+    invitationLink(
+      t.config.publicUrl,
+      (await inviteMember(db(), CLI_ACTOR, { workspaceId: wsId, email: address, role }, now)).token,
+    );
   const member = async (wsId: number, role: ConsoleRole = 'owner') => {
     const address = email(role);
     return { b: await signedInMember(t, wsId, role, address), address };
@@ -97,7 +104,9 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     const wsId = await workspace();
     const roles = async (b: ConsoleBrowser) => {
       const page = (await b.get(`/console/workspaces/${wsId}`)).body;
-      return [...page.matchAll(/<option value="(\w+)"\s*(selected)?\s*>/g)].map((m) => `${m[1]}${m[2] ? '*' : ''}`);
+      return [...page.matchAll(/<option value="(\w+)"\s*(selected)?\s*>/g)].map(
+        (m) => `${m[1]}${m[2] ? '*' : ''}`,
+      );
     };
     assert.deepEqual(await roles((await member(wsId, 'owner')).b), ['viewer*', 'admin', 'owner']);
     assert.deepEqual(await roles((await member(wsId, 'admin')).b), ['viewer*', 'admin']);
@@ -108,10 +117,15 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     const wsId = await workspace();
     const owner = await member(wsId, 'owner');
     const pendingEmail = email('pending');
-    const created = await submit(owner.b, `/console/workspaces/${wsId}`, `/console/workspaces/${wsId}/invitations`, {
-      email: pendingEmail,
-      role: 'viewer',
-    });
+    const created = await submit(
+      owner.b,
+      `/console/workspaces/${wsId}`,
+      `/console/workspaces/${wsId}/invitations`,
+      {
+        email: pendingEmail,
+        role: 'viewer',
+      },
+    );
     assert.equal(created.statusCode, 201);
     const pendingLink = unescape(/id="invitation-link">([^<]+)</.exec(created.body)![1]!);
     const expiredEmail = email('expired');
@@ -138,9 +152,14 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.ok(!page.includes(token));
 
     // Withdrawn: the link stops working and says to ask for a new one.
-    const revoked = await submit(owner.b, membersUrl, `${membersUrl.replace('/members', '')}/invitations/revoke`, {
-      invitation: pending.id,
-    });
+    const revoked = await submit(
+      owner.b,
+      membersUrl,
+      `${membersUrl.replace('/members', '')}/invitations/revoke`,
+      {
+        invitation: pending.id,
+      },
+    );
     assert.equal(revoked.statusCode, 303);
     assert.equal(revoked.headers.location, `${membersUrl}?done=revoked`);
     const dead = await browser().get(pathOf(pendingLink));
@@ -148,7 +167,10 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.match(dead.body, /expired or was withdrawn\. Ask for a new one\./);
     const after = (await owner.b.get(`${membersUrl}?done=revoked`)).body;
     assert.match(after, /The invitation is withdrawn/);
-    assert.deepEqual(invitationsOn(after).map((i) => i.email), [expiredEmail]);
+    assert.deepEqual(
+      invitationsOn(after).map((i) => i.email),
+      [expiredEmail],
+    );
 
     // Sent again: a new link that works for 24 hours; the old one stops.
     const resent = await submit(owner.b, membersUrl, `/console/workspaces/${wsId}/invitations/resend`, {
@@ -157,7 +179,10 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.equal(resent.statusCode, 201);
     const newLink = unescape(/id="invitation-link">([^<]+)</.exec(resent.body)![1]!);
     assert.notEqual(newLink, expiredLink);
-    const hours = (Date.parse(`${/until\s+([\d-]+ [\d:]+) UTC/.exec(resent.body)![1]!.replace(' ', 'T')}:00Z`) - Date.now()) / 3_600_000;
+    const hours =
+      (Date.parse(`${/until\s+([\d-]+ [\d:]+) UTC/.exec(resent.body)![1]!.replace(' ', 'T')}:00Z`) -
+        Date.now()) /
+      3_600_000;
     assert.ok(hours > 23.9 && hours <= 24, String(hours));
     assert.equal((await browser().get(pathOf(expiredLink))).statusCode, 410);
     const invitee = browser();
@@ -194,7 +219,14 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     await invite(wsId, email('some-viewer'), 'viewer');
     const membersUrl = `/console/workspaces/${wsId}/members`;
     const count = async () =>
-      (await db().selectFrom('console_invitations').select('token_hash').where('workspace_id', '=', wsId).where('used_at', 'is', null).execute()).length;
+      (
+        await db()
+          .selectFrom('console_invitations')
+          .select('token_hash')
+          .where('workspace_id', '=', wsId)
+          .where('used_at', 'is', null)
+          .execute()
+      ).length;
     const ownerId = hashSecret(new URL(ownerLink).searchParams.get('token')!);
 
     const viewer = await member(wsId, 'viewer');
@@ -202,9 +234,14 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.doesNotMatch(seen, /<h2>Invitations<\/h2>/);
     assert.doesNotMatch(seen, /name="invitation"/);
     for (const action of ['revoke', 'resend']) {
-      const refused = await submit(viewer.b, membersUrl, `/console/workspaces/${wsId}/invitations/${action}`, {
-        invitation: ownerId,
-      });
+      const refused = await submit(
+        viewer.b,
+        membersUrl,
+        `/console/workspaces/${wsId}/invitations/${action}`,
+        {
+          invitation: ownerId,
+        },
+      );
       assert.equal(refused.statusCode, 403, action);
     }
 
@@ -227,18 +264,24 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.equal(await count(), 1);
 
     // Without the CSRF token of the session, nothing happens.
-    assert.equal((await admin.b.post(`/console/workspaces/${wsId}/invitations/revoke`, { invitation: ownerId })).statusCode, 403);
+    assert.equal(
+      (await admin.b.post(`/console/workspaces/${wsId}/invitations/revoke`, { invitation: ownerId }))
+        .statusCode,
+      403,
+    );
     // Another workspace's invitation cannot be reached through this one.
     const other = await workspace();
     const otherLink = await invite(other, email('elsewhere'), 'viewer');
     const otherId = hashSecret(new URL(otherLink).searchParams.get('token')!);
     const owner = await member(wsId, 'owner');
-    const cross = await submit(owner.b, membersUrl, `/console/workspaces/${wsId}/invitations/revoke`, { invitation: otherId });
+    const cross = await submit(owner.b, membersUrl, `/console/workspaces/${wsId}/invitations/revoke`, {
+      invitation: otherId,
+    });
     assert.equal(cross.statusCode, 404);
     assert.equal((await browser().get(pathOf(otherLink))).statusCode, 200);
   });
 
-  test("the operator's workspace list says an owner's invitation is pending, not \"none yet\"", async () => {
+  test('the operator\'s workspace list says an owner\'s invitation is pending, not "none yet"', async () => {
     const rowOf = async (wsId: number) => {
       const page = (await op.get('/console/operator/workspaces')).body;
       const at = page.indexOf(`href="/console/workspaces/${wsId}"`);
@@ -304,9 +347,13 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /already have a console account/);
     assert.doesNotMatch(page.body, /type="password"/);
-    const signInHref = unescape(/<a href="(\/console\/sign-in\?[^"]+)">Sign in to accept<\/a>/.exec(page.body)![1]!);
+    const signInHref = unescape(
+      /<a href="(\/console\/sign-in\?[^"]+)">Sign in to accept<\/a>/.exec(page.body)![1]!,
+    );
+    // The page has no form of its own; the sign-in page's token is the same browser's.
+    const holderCsrf = csrfOf((await holder.get('/console/sign-in')).body);
     const takeover = await holder.post('/console/invitation', {
-      _csrf: csrfOf(page.body),
+      _csrf: holderCsrf,
       token,
       displayName: 'Mallory',
       password: 'mallory chose this one',
@@ -315,7 +362,11 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.equal(takeover.statusCode, 403);
     assert.match(takeover.body, new RegExp(`Sign in as ${address.replace(/\./g, '\\.')}`));
     // Even the right password, typed on the link's form, is not taken.
-    const typed = await holder.post('/console/invitation', { _csrf: csrfOf(page.body), token, password: PASSWORD });
+    const typed = await holder.post('/console/invitation', {
+      _csrf: holderCsrf,
+      token,
+      password: PASSWORD,
+    });
     assert.equal(typed.statusCode, 403);
     assert.equal((await browser().signIn(address, 'mallory chose this one')).statusCode, 401);
 
@@ -332,10 +383,16 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
       .where('workspace_id', '=', wsB)
       .execute();
     assert.equal(memberships.length, 0);
-    // "Sign out and sign in as …" ends that session and comes back to the link after sign-in.
-    const out = await other.b.post('/console/sign-out', { _csrf: csrfOf(otherPage.body), next: pathOf(link) });
+    // "Switch to …" ends that session and comes back to the link after sign-in.
+    const out = await other.b.post('/console/sign-out', {
+      _csrf: csrfOf(otherPage.body),
+      next: pathOf(link),
+    });
     assert.equal(out.statusCode, 303);
-    assert.equal(out.headers.location, `/console/sign-in?${new URLSearchParams({ next: pathOf(link) }).toString()}`);
+    assert.equal(
+      out.headers.location,
+      `/console/sign-in?${new URLSearchParams({ next: pathOf(link) }).toString()}`,
+    );
 
     // The person: sign-in comes back to the link, which then accepts with one button.
     const person = browser();
@@ -364,11 +421,22 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
 
   test('sign-in goes back only to a console page (no open redirect)', async () => {
     const { address } = await member(await workspace());
-    for (const next of ['https://evil.example/console/', '//evil.example/console/x', '/console/../api/v1', '/\\evil.example', '/console//evil.example']) {
+    for (const next of [
+      'https://evil.example/console/',
+      '//evil.example/console/x',
+      '/console/../api/v1',
+      '/\\evil.example',
+      '/console//evil.example',
+    ]) {
       const b = browser();
       const page = await b.get(`/console/sign-in?${new URLSearchParams({ next }).toString()}`);
       assert.doesNotMatch(page.body, /name="next"/, next);
-      const res = await b.post('/console/sign-in', { _csrf: csrfOf(page.body), email: address, password: PASSWORD, next });
+      const res = await b.post('/console/sign-in', {
+        _csrf: csrfOf(page.body),
+        email: address,
+        password: PASSWORD,
+        next,
+      });
       assert.equal(res.statusCode, 303, next);
       assert.equal(res.headers.location, '/console/home', next);
     }
@@ -388,14 +456,21 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     const blank = await submit(b, '/console/account', '/console/account/name', { displayName: '   ' });
     assert.equal(blank.statusCode, 400);
     assert.match(blank.body, /display name of 1 to 200/);
-    const renamed = await submit(b, '/console/account', '/console/account/name', { displayName: 'Renata Renamed' });
+    const renamed = await submit(b, '/console/account', '/console/account/name', {
+      displayName: 'Renata Renamed',
+    });
     assert.equal(renamed.statusCode, 303);
     assert.equal(renamed.headers.location, '/console/account?done=name');
     assert.match((await b.get('/console/account?done=name')).body, /Renata Renamed \(/);
     assert.equal((await accountOf(address)).display_name, 'Renata Renamed');
 
-    const change = (form: Record<string, string>) => submit(b, '/console/account', '/console/account/password', form);
-    const wrong = await change({ current: 'not my password at all', password: NEW_PASSWORD, confirm: NEW_PASSWORD });
+    const change = (form: Record<string, string>) =>
+      submit(b, '/console/account', '/console/account/password', form);
+    const wrong = await change({
+      current: 'not my password at all',
+      password: NEW_PASSWORD,
+      confirm: NEW_PASSWORD,
+    });
     assert.equal(wrong.statusCode, 400);
     assert.match(wrong.body, /current password is not right/);
     const weak = await change({ current: PASSWORD, password: 'short', confirm: 'short' });
@@ -411,11 +486,16 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     // Here still signed in; elsewhere signed out; a reset link issued before is void.
     assert.equal((await b.get('/console/home')).statusCode, 200);
     assert.equal((await elsewhere.get('/console/home')).statusCode, 303);
-    assert.equal((await browser().get(`/console/reset-password?token=${pendingLink!.token}`)).statusCode, 410);
+    assert.equal(
+      (await browser().get(`/console/reset-password?token=${pendingLink!.token}`)).statusCode,
+      410,
+    );
     assert.equal((await browser().signIn(address, PASSWORD)).statusCode, 401);
     assert.equal((await browser().signIn(address, NEW_PASSWORD)).statusCode, 303);
     const id = (await accountOf(address)).id;
-    const rows = (await db().selectFrom('console_audit').selectAll().where('account_id', '=', id).orderBy('id').execute()).map((r) => r.action);
+    const rows = (
+      await db().selectFrom('console_audit').selectAll().where('account_id', '=', id).orderBy('id').execute()
+    ).map((r) => r.action);
     assert.ok(rows.includes('account.renamed') && rows.includes('password.changed'), rows.join());
     assert.ok(!JSON.stringify(await auditOf('password.changed')).includes(NEW_PASSWORD));
   });
@@ -447,7 +527,8 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     const { b, address } = await member(wsId, 'viewer');
     const home = await op.get('/console/operator');
     assert.match(home.body, /<button type="submit">Issue reset link<\/button>/);
-    const issue = (to: string) => submit(op, '/console/operator', '/console/operator/reset-links', { email: to });
+    const issue = (to: string) =>
+      submit(op, '/console/operator', '/console/operator/reset-links', { email: to });
 
     const unknown = await issue(email('nobody'));
     assert.equal(unknown.statusCode, 400);
@@ -464,14 +545,29 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.ok(link.startsWith(`${t.config.publicUrl}/console/reset-password?token=dxr_`), link);
     const token = new URL(link).searchParams.get('token')!;
     // Stored as its hash only; the newer link voided the first.
-    const stored = await db().selectFrom('console_password_resets').selectAll().where('account_id', '=', (await accountOf(address)).id).execute();
-    assert.deepEqual(stored.map((r) => r.token_hash), [hashSecret(token)]);
+    const stored = await db()
+      .selectFrom('console_password_resets')
+      .selectAll()
+      .where('account_id', '=', (await accountOf(address)).id)
+      .execute();
+    assert.deepEqual(
+      stored.map((r) => r.token_hash),
+      [hashSecret(token)],
+    );
     assert.equal((await browser().get(pathOf(firstLink))).statusCode, 410);
     const minutes = (Number(stored[0]!.expires_at) - Date.now()) / 60_000;
     assert.ok(minutes > 59 && minutes <= 60, String(minutes));
 
     // Nobody else reaches the form.
-    assert.equal((await b.post('/console/operator/reset-links', { _csrf: csrfOf((await b.get('/console/home')).body), email: address })).statusCode, 404);
+    assert.equal(
+      (
+        await b.post('/console/operator/reset-links', {
+          _csrf: csrfOf((await b.get('/console/home')).body),
+          email: address,
+        })
+      ).statusCode,
+      404,
+    );
 
     const person = browser();
     const page = await person.get(pathOf(link));
@@ -501,8 +597,14 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.match((await after.get(`/console/workspaces/${wsId}`)).body, /<dd id="your-role">Viewer<\/dd>/);
 
     const issuedRows = (await auditOf('password.reset_link_issued')).filter((r) => r.detail === address);
-    assert.deepEqual(issuedRows.map((r) => r.actor), [opEmail, opEmail]);
-    assert.deepEqual((await auditOf('password.reset')).filter((r) => r.detail === address).map((r) => r.actor), [address]);
+    assert.deepEqual(
+      issuedRows.map((r) => r.actor),
+      [opEmail, opEmail],
+    );
+    assert.deepEqual(
+      (await auditOf('password.reset')).filter((r) => r.detail === address).map((r) => r.actor),
+      [address],
+    );
   });
 
   test('a reset link expires after an hour; an unknown one is refused the same way', async () => {
@@ -537,7 +639,8 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     const nobody = email('nobody');
     const unknown = await ask(nobody);
     assert.equal(unknown.statusCode, 200);
-    const same = (body: string, who: string) => body.replaceAll(who, 'ADDRESS').replace(/name="_csrf" value="[^"]+"/g, '');
+    const same = (body: string, who: string) =>
+      body.replaceAll(who, 'ADDRESS').replace(/name="_csrf" value="[^"]+"/g, '');
     assert.equal(same(unknown.body, nobody), same(known.body, address));
     const invalid = await ask('not an address');
     assert.equal(invalid.statusCode, 400);
@@ -556,7 +659,10 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.equal(done.statusCode, 303);
     assert.equal((await b.get('/console/home')).statusCode, 303, 'the old session ended');
     assert.equal((await browser().signIn(address, NEW_PASSWORD)).statusCode, 303);
-    assert.deepEqual((await auditOf('password.reset_requested')).filter((r) => r.detail === address).map((r) => r.actor), [address]);
+    assert.deepEqual(
+      (await auditOf('password.reset_requested')).filter((r) => r.detail === address).map((r) => r.actor),
+      [address],
+    );
 
     // Nothing was sent to the address without an account.
     await new Promise((r) => setTimeout(r, 300));
@@ -567,8 +673,14 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     const { address } = await member(await workspace());
     for (const to of [address, email('nobody')]) {
       for (let i = 0; i < RESET_REQUESTS_PER_WINDOW; i++)
-        assert.equal((await browser().submit('/console/forgot-password', '/console/forgot-password', { email: to })).statusCode, 200);
-      const limited = await browser().submit('/console/forgot-password', '/console/forgot-password', { email: to.toUpperCase() });
+        assert.equal(
+          (await browser().submit('/console/forgot-password', '/console/forgot-password', { email: to }))
+            .statusCode,
+          200,
+        );
+      const limited = await browser().submit('/console/forgot-password', '/console/forgot-password', {
+        email: to.toUpperCase(),
+      });
       assert.equal(limited.statusCode, 429, to);
       assert.ok(Number(limited.headers['retry-after']) > 3000);
       assert.match(limited.body, /Wait an hour/);
@@ -584,17 +696,24 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
   });
 
   test('without SMTP, the sign-in and forgot-password pages say to ask the operator', async () => {
-    const app = await buildApp({ ...t.config, mail: null }, { ...t.services, metrics: new Registry() }, { logger: false });
+    const app = await buildApp(
+      { ...t.config, mail: null },
+      { ...t.services, metrics: new Registry() },
+      { logger: false },
+    );
     try {
       const b = new ConsoleBrowser(() => app);
       const signIn = (await b.get('/console/sign-in')).body;
       assert.doesNotMatch(signIn, /href="\/console\/forgot-password"/);
-      assert.match(signIn, /Ask the service&#39;s operator for a password reset link/);
+      assert.match(signIn, /Ask the service's operator for a password reset link/);
       const forgot = await b.get('/console/forgot-password');
       assert.equal(forgot.statusCode, 200);
       assert.match(forgot.body, /id="ask-operator"/);
       assert.doesNotMatch(forgot.body, /<form method="post" action="\/console\/forgot-password"/);
-      const posted = await b.post('/console/forgot-password', { _csrf: csrfOf(signIn), email: 'x@example.org' });
+      const posted = await b.post('/console/forgot-password', {
+        _csrf: csrfOf(signIn),
+        email: 'x@example.org',
+      });
       assert.equal(posted.statusCode, 404);
     } finally {
       await app.close();

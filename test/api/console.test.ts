@@ -133,7 +133,7 @@ await forEachDatabase('web console', (target) => {
     assert.doesNotMatch(page.body, /name="confirm"/);
     assert.doesNotMatch(page.body, /type="password"/);
     const takeover = await holder.post('/console/invitation', {
-      _csrf: csrfOf(page.body),
+      _csrf: csrfOf((await holder.get('/console/sign-in')).body),
       token: url.searchParams.get('token')!,
       displayName: 'Mallory',
       password: 'mallory chose this one',

@@ -139,13 +139,18 @@ await forEachDatabase('dx console commands', (target) => {
         )
       ).stdout,
     ) as { invitationUrl: string };
-    assert.equal((await new ConsoleBrowser(() => t.app).accept(invited.invitationUrl, 'Fay', PASSWORD)).statusCode, 303);
+    assert.equal(
+      (await new ConsoleBrowser(() => t.app).accept(invited.invitationUrl, 'Fay', PASSWORD)).statusCode,
+      303,
+    );
 
     const { stdout } = await dx('console', 'reset-link', '--email', 'Forgetful@Example.org');
     const link = /https:\/\/dx\.example\.org\/console\/reset-password\?token=dxr_\S+/.exec(stdout)?.[0];
     assert.ok(link !== undefined, stdout);
     assert.match(stdout, /works once/);
-    const json = JSON.parse((await dx('console', 'reset-link', '--email', 'forgetful@example.org', '--json')).stdout) as {
+    const json = JSON.parse(
+      (await dx('console', 'reset-link', '--email', 'forgetful@example.org', '--json')).stdout,
+    ) as {
       resetUrl: string;
       expiresAt: string;
       email: string;
@@ -173,7 +178,8 @@ await forEachDatabase('dx console commands', (target) => {
 
     await assert.rejects(
       dx('console', 'reset-link', '--email', 'nobody@example.org'),
-      (err: { stderr: string; code: number }) => err.code === 1 && /No console account has the email/.test(err.stderr),
+      (err: { stderr: string; code: number }) =>
+        err.code === 1 && /No console account has the email/.test(err.stderr),
     );
   });
 });

@@ -27,7 +27,8 @@ await consoleSuite(
     test('a person who forgot their password gets a link by mail, sets a new one and signs in', async () => {
       const problems: string[] = [];
       const check = async (page: Parameters<typeof pageProblems>[0], what: string) => {
-        for (const p of await pageProblems(page)) problems.push(`${what} at ${page.viewportSize()?.width} px: ${p}`);
+        for (const p of await pageProblems(page))
+          problems.push(`${what} at ${page.viewportSize()?.width} px: ${p}`);
       };
       for (const viewport of [DESKTOP, PHONE]) {
         const { owner } = await workspaceWithOwner(c, `Recovery ${viewport.width}`, viewport);
@@ -42,7 +43,10 @@ await consoleSuite(
         await page.getByLabel('Email').fill(owner.email);
         await page.getByRole('button', { name: 'Send me a link' }).click();
         await page.getByRole('heading', { level: 1, name: 'Check your mail' }).waitFor();
-        assert.match(await page.getByRole('status').innerText(), new RegExp(`If ${owner.email.replace(/\./g, '\\.')} has`));
+        assert.match(
+          await page.getByRole('status').innerText(),
+          new RegExp(`If ${owner.email.replace(/\./g, '\\.')} has`),
+        );
         await check(page, 'check your mail');
 
         const link = resetLinkIn(await sink.waitForMail(owner.email));
@@ -88,7 +92,14 @@ await consoleSuite(
         await page.getByRole('heading', { level: 2, name: 'Invitations' }).waitFor();
         const invitations = page.getByRole('table').nth(1);
         const listed = await invitations.innerText();
-        for (const text of [withdrawn, renewed, 'Viewer', 'Admin', `invited by ${owner.email}`, 'Pending, until'])
+        for (const text of [
+          withdrawn,
+          renewed,
+          'Viewer',
+          'Admin',
+          `invited by ${owner.email}`,
+          'Pending, until',
+        ])
           assert.ok(listed.includes(text), `${text} in ${listed}`);
         for (const p of await pageProblems(page)) problems.push(`members at ${viewport.width} px: ${p}`);
 

@@ -148,7 +148,10 @@ await forEachDatabase('log scan for secrets at trace level', (target) => {
     const passwords = ['first passphrase of the scan', 'second passphrase of the scan'];
     const invitation = await inviteOperator(consoleDb(h.database.db), CLI_ACTOR, person);
     const b = new ConsoleBrowser(() => h.app);
-    assert.equal((await b.accept(invitationLink(h.baseUrl, invitation.token), 'Scan', passwords[0]!)).statusCode, 303);
+    assert.equal(
+      (await b.accept(invitationLink(h.baseUrl, invitation.token), 'Scan', passwords[0]!)).statusCode,
+      303,
+    );
     assert.equal(
       (await b.submit('/console/forgot-password', '/console/forgot-password', { email: person })).statusCode,
       200,

@@ -36,9 +36,9 @@ function decodeBody(body: string, encoding: string): string {
   switch (encoding.toLowerCase()) {
     case 'quoted-printable':
       return Buffer.from(
-        body.replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) =>
-          String.fromCharCode(parseInt(hex, 16)),
-        ),
+        body
+          .replace(/=\r?\n/g, '')
+          .replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))),
         'latin1',
       ).toString('utf8');
     case 'base64':

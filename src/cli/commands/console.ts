@@ -98,7 +98,7 @@ export function registerConsoleCommands(program: Command): void {
   consoleAccounts
     .command('reset-link')
     .description(
-      "issue a one-time password reset link for a console account (valid 1 hour; changes nothing else about the account)",
+      'issue a one-time password reset link for a console account (valid 1 hour; changes nothing else about the account)',
     )
     .requiredOption('--email <email>', "the account's email (its sign-in name)")
     .option('--json', 'print JSON')
@@ -107,7 +107,8 @@ export function registerConsoleCommands(program: Command): void {
         const link = await db
           .transaction()
           .execute((trx) => issueResetLink(consoleDb(trx), CLI_ACTOR, opts.email));
-        if (link === null) throw problem('notFound', `No console account has the email ${opts.email.trim()}.`);
+        if (link === null)
+          throw problem('notFound', `No console account has the email ${opts.email.trim()}.`);
         const url = resetLink(config.publicUrl, link.token);
         output(opts, { email: link.email, resetUrl: url, expiresAt: link.expiresAt.toISOString() }, () => [
           `Password reset link for ${link.email}:`,

@@ -125,7 +125,10 @@ export async function resendInvitation(
 }
 
 /** The emails of owners invited to each workspace whose links still work (the operator's list). */
-export async function pendingOwnerInvitations(db: ConsoleDb, now = Date.now()): Promise<Map<number, string[]>> {
+export async function pendingOwnerInvitations(
+  db: ConsoleDb,
+  now = Date.now(),
+): Promise<Map<number, string[]>> {
   const rows = await db
     .selectFrom('console_invitations as i')
     .innerJoin('console_accounts as a', 'a.id', 'i.account_id')

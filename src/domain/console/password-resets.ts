@@ -45,17 +45,18 @@ export async function issueResetLink(
   now = Date.now(),
 ): Promise<ResetLink | null> {
   const address = normalizeEmail(email);
+  // Found through a no-op update, which locks the account's row until the transaction ends: two
+  // links issued at once (two requests by mail) then void each other in turn, and only the last works.
   const account = await db
-    .selectFrom('console_accounts')
-    .select(['id', 'email'])
+    .updateTable('console_accounts')
+    .set((eb) => ({ email: eb.ref('email') }))
     .where('email', '=', address)
+    .returning(['id', 'email'])
     .executeTakeFirst();
   if (account === undefined) return null;
-  // The account's earlier links go (a newer one voids them), and expired links of anyone.
-  await db
-    .deleteFrom('console_password_resets')
-    .where((eb) => eb.or([eb('account_id', '=', account.id), eb('expires_at', '<=', now)]))
-    .execute();
+  // The account's earlier links go (a newer one voids them): the table holds one row per account
+  // at most, so it needs no sweep (and this transaction touches no other account's rows).
+  await db.deleteFrom('console_password_resets').where('account_id', '=', account.id).execute();
   const token = randomSecret(TOKEN_PREFIX);
   const expiresAt = now + RESET_TTL_MS;
   await db
@@ -97,7 +98,11 @@ async function usableReset(db: ConsoleDb, token: string, now: number) {
 }
 
 /** The email whose password a link resets, or 410. */
-export async function pendingReset(db: ConsoleDb, token: string, now = Date.now()): Promise<{ email: string }> {
+export async function pendingReset(
+  db: ConsoleDb,
+  token: string,
+  now = Date.now(),
+): Promise<{ email: string }> {
   const row = await usableReset(db, token, now);
   return { email: row.email };
 }

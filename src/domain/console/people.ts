@@ -175,9 +175,7 @@ export interface PendingInvitation {
  * one answer for unknown, expired and withdrawn links (the page says to ask for a new one).
  */
 export type InvitationState =
-  | { state: 'pending'; invitation: PendingInvitation }
-  | { state: 'used' }
-  | { state: 'dead' };
+  { state: 'pending'; invitation: PendingInvitation } | { state: 'used' } | { state: 'dead' };
 
 export const INVITATION_USED = 'This invitation was already accepted. Sign in to open the workspace.';
 export const INVITATION_DEAD = 'This invitation link has expired or was withdrawn. Ask for a new one.';
@@ -194,7 +192,11 @@ async function invitationRow(db: ConsoleDb, token: string) {
 }
 
 /** The state of the invitation behind a link. */
-export async function invitationState(db: ConsoleDb, token: string, now = Date.now()): Promise<InvitationState> {
+export async function invitationState(
+  db: ConsoleDb,
+  token: string,
+  now = Date.now(),
+): Promise<InvitationState> {
   const row = await invitationRow(db, token);
   if (row === undefined) return { state: 'dead' };
   if (row.used_at !== null) return { state: 'used' };

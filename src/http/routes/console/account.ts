@@ -89,7 +89,7 @@ export function accountRoutes(scope: FastifyInstance, deps: ApiDeps, db: Console
     await endSession(db, session.token);
     await audit(db, { accountId: session.account.id, name: session.account.email }, 'session.signed_out');
     void reply.clearCookie(SESSION_COOKIE, cookieOptions(deps));
-    // "Sign out and sign in as …" on an invitation for another account comes back to it.
+    // "Switch to …" on an invitation for another account comes back to it.
     const next = consolePathOrNull(field(request.body, 'next'));
     return reply.redirect(
       next !== null ? `/console/sign-in?${new URLSearchParams({ next }).toString()}` : '/console/sign-in',

@@ -3,7 +3,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProblemError } from '../../../errors.js';
 import type { ApiDeps } from '../../deps.js';
 import type { ConsoleDb } from '../../../domain/console/db.js';
-import { checkPasswordChange, renameAccount, storeNewPassword } from '../../../domain/console/account-settings.js';
+import {
+  checkPasswordChange,
+  renameAccount,
+  storeNewPassword,
+} from '../../../domain/console/account-settings.js';
 import { pageContext, requireSession, sendPage } from './context.js';
 import { field } from './form.js';
 import { choiceQuery } from './params.js';

@@ -66,7 +66,13 @@ export function accountPage(
         ${csrfField(ctx)}
         <input type="hidden" name="username" value="${opts.email}" autocomplete="username" />
         <label for="current-password">Current password</label>
-        <input id="current-password" name="current" type="password" autocomplete="current-password" required />
+        <input
+          id="current-password"
+          name="current"
+          type="password"
+          autocomplete="current-password"
+          required
+        />
         ${newPasswordFields('New password')}
         <p class="hint">Changing it signs you out everywhere else you are signed in.</p>
         <button type="submit">Change the password</button>
@@ -88,7 +94,14 @@ export function forgotPasswordPage(
         <form method="post" action="/console/forgot-password">
           ${csrfField(ctx)}
           <label for="email">Email</label>
-          <input id="email" name="email" type="email" autocomplete="username" required value="${opts.email}" />
+          <input
+            id="email"
+            name="email"
+            type="email"
+            autocomplete="username"
+            required
+            value="${opts.email}"
+          />
           <button type="submit">Send me a link</button>
         </form>`
     : html`<p id="ask-operator">
@@ -185,8 +198,8 @@ export function resetLinkIssuedPage(
     'Password reset link',
     html`<h1>Password reset link for ${opts.email}</h1>
       <p>
-        Send this link to ${opts.email} by a way you trust. It works once, until ${utc(opts.expiresAt)}, and is
-        not shown again. A newer link or a password change voids it; using it signs the account out
+        Send this link to ${opts.email} by a way you trust. It works once, until ${utc(opts.expiresAt)}, and
+        is not shown again. A newer link or a password change voids it; using it signs the account out
         everywhere.
       </p>
       <code class="secret" id="reset-link">${opts.link}</code>

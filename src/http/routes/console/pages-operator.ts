@@ -95,7 +95,9 @@ export function operatorHomePage(
         dx_jobs_running metrics. Failed jobs are counted by when they failed.
       </p>
       <h2>Password reset link</h2>
-      <p>For someone who cannot sign in: a link to choose a new password, shown once, for you to send them.</p>
+      <p>
+        For someone who cannot sign in: a link to choose a new password, shown once, for you to send them.
+      </p>
       ${resetLinkForm(ctx)}`,
   );
 }

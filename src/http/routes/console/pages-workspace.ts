@@ -210,7 +210,9 @@ function invitationsSection(
           </form>
           <form method="post" action="${base(ws)}/invitations/revoke" class="inline">
             ${csrfField(ctx)}<input type="hidden" name="invitation" value="${i.id}" />
-            <button type="submit" class="danger">Withdraw<span class="visually-hidden"> ${i.email}</span></button>
+            <button type="submit" class="danger">
+              Withdraw<span class="visually-hidden"> ${i.email}</span>
+            </button>
           </form>`
       : html`<span class="hint">An owner can change it.</span>`;
   const rows = invitations.map((i) => [
@@ -222,7 +224,10 @@ function invitationsSection(
     action(i),
   ]);
   return html`<h2>Invitations</h2>
-    <p>Invitations not accepted yet. Sending one again makes a new link, valid 24 hours; the old link stops working.</p>
+    <p>
+      Invitations not accepted yet. Sending one again makes a new link, valid 24 hours; the old link stops
+      working.
+    </p>
     ${dataTable(['Invited', 'Role', 'Status (UTC)', 'Action'], rows)}`;
 }
 

@@ -57,7 +57,13 @@ export type Recovery = 'mail' | 'operator';
 /** Sign-in with email and password; `next` is where to go after (an invitation link). */
 export function signInPage(
   ctx: PageContext,
-  opts: { error: string | null; email: string; notice: string | null; next?: string | null; recovery: Recovery },
+  opts: {
+    error: string | null;
+    email: string;
+    notice: string | null;
+    next?: string | null;
+    recovery: Recovery;
+  },
 ): string {
   const forgot: Record<Recovery, SafeHtml> = {
     mail: html`<p><a href="/console/forgot-password">Forgot your password?</a></p>`,
@@ -142,13 +148,13 @@ export function acceptPage(
     invitee: html`<p>You are signed in as ${opts.email}.</p>
       ${form(html`<button type="submit">Accept invitation</button>`)}`,
     someoneElse: html`<p>
-        You are signed in as someone else. Sign out, then open this link again and sign in as
-        <strong>${opts.email}</strong>.
+        You are signed in as someone else. To accept, switch to <strong>${opts.email}</strong>: you are signed
+        out here and brought back to this link once you sign in as that account.
       </p>
       <form method="post" action="/console/sign-out">
         ${csrfField(ctx)}
         <input type="hidden" name="next" value="${opts.here}" />
-        <button type="submit" class="secondary">Sign out and sign in as ${opts.email}</button>
+        <button type="submit" class="secondary">Switch to ${opts.email}</button>
       </form>`,
     signedOut: html`<p>You already have a console account. Sign in with it to accept.</p>
       <p><a href="${signInHref}">Sign in to accept</a></p>
@@ -246,7 +252,10 @@ export function workspacePage(
             <label for="role">Role</label>
             <select id="role" name="role">
               ${leastPowerfulFirst(opts.mayInvite).map(
-                (r, i) => html`<option value="${r}" ${i === 0 ? html`selected` : ''}>${ROLE_POWERS[r].label}</option>`,
+                (r, i) =>
+                  html`<option value="${r}" ${i === 0 ? html`selected` : ''}>
+                    ${ROLE_POWERS[r].label}
+                  </option>`,
               )}
             </select>
             <button type="submit">Create invitation link</button>

@@ -53,7 +53,10 @@ export function passwordResetRoutes(scope: FastifyInstance, deps: ApiDeps, db: C
 
   scope.post('/forgot-password', async (request, reply) => {
     if (mailer === null)
-      throw problem('notFound', "This service does not send mail. Ask its operator for a password reset link.");
+      throw problem(
+        'notFound',
+        'This service does not send mail. Ask its operator for a password reset link.',
+      );
     const given = field(request.body, 'email');
     let email: string;
     try {
@@ -82,13 +85,20 @@ export function passwordResetRoutes(scope: FastifyInstance, deps: ApiDeps, db: C
       // Codes only: neither the link nor the address nor what the SMTP server said.
       .catch((err: unknown) =>
         log.warn(
-          { code: (err as { code?: unknown }).code ?? null, responseCode: (err as { responseCode?: unknown }).responseCode ?? null },
+          {
+            code: (err as { code?: unknown }).code ?? null,
+            responseCode: (err as { responseCode?: unknown }).responseCode ?? null,
+          },
           'password reset mail not sent',
         ),
       )
       .finally(() => sending.delete(task));
     sending.add(task);
-    return sendPage(reply, 200, resetMailSentPage(pageContext(deps, request), { email, ttlMs: RESET_TTL_MS }));
+    return sendPage(
+      reply,
+      200,
+      resetMailSentPage(pageContext(deps, request), { email, ttlMs: RESET_TTL_MS }),
+    );
   });
 
   // As invitations: the token travels in the query and the form body, which logs leave out.
@@ -103,9 +113,15 @@ export function passwordResetRoutes(scope: FastifyInstance, deps: ApiDeps, db: C
     const { email } = await pendingReset(db, token);
     const password = field(request.body, 'password');
     const why =
-      password !== field(request.body, 'confirm') ? 'The two passwords are not the same.' : passwordProblem(password);
+      password !== field(request.body, 'confirm')
+        ? 'The two passwords are not the same.'
+        : passwordProblem(password);
     if (why !== null)
-      return sendPage(reply, 400, resetPasswordPage(pageContext(deps, request), { token, email, error: why }));
+      return sendPage(
+        reply,
+        400,
+        resetPasswordPage(pageContext(deps, request), { token, email, error: why }),
+      );
     const hash = await hashPassword(password);
     await db.transaction().execute((trx) => resetPassword(trx, token, hash));
     return reply.redirect('/console/sign-in?reset=1', 303);
