@@ -9,6 +9,7 @@ import {
   STORAGE_KINDS,
   type StorageConfig,
 } from './config/object-storage.js';
+import { readMailConfig, type MailSettings } from './config/mail.js';
 
 export const ROLES = ['api', 'worker', 'proxy'] as const;
 
@@ -115,6 +116,9 @@ const ENV = {
   // The web console's sessions (domain/console/sessions.ts).
   CONSOLE_SESSION_IDLE_MINUTES: integer(30, 1, 1440),
   CONSOLE_SESSION_MAX_HOURS: integer(12, 1, 720),
+  // Outgoing mail: password reset links asked for from the sign-in page (config/mail.ts).
+  SMTP_URL: text(''),
+  MAIL_FROM: text(''),
   // App webhooks (src/worker/webhooks.ts).
   WEBHOOK_URL_ALLOWLIST: text(''),
   WEBHOOK_RETRY_BASE_MS: integer(10000, 1, 3600000),
@@ -236,6 +240,8 @@ export interface Config {
   exportDownloadsMax: number;
   /** How long a console session lives: idle, and at most after sign-in. */
   consoleSessions: SessionLifetime;
+  /** Outgoing mail (password reset links by mail); null when SMTP_URL is not set. */
+  mail: MailSettings | null;
   /** The request proxy's tuning; see `ProxyConfig`. */
   proxy: ProxyConfig;
   /** App webhooks: where they may point and how they are retried. */
@@ -341,6 +347,7 @@ export function loadConfig(
   }
   const trustProxy = parseTrustProxy(e.TRUST_PROXY, problems);
   const storage = readStorageConfig(e, problems);
+  const mail = readMailConfig(e, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -373,6 +380,7 @@ export function loadConfig(
       idleMs: e.CONSOLE_SESSION_IDLE_MINUTES * 60_000,
       absoluteMs: e.CONSOLE_SESSION_MAX_HOURS * 3_600_000,
     },
+    mail,
     proxy: {
       timeoutMs: e.PROXY_TIMEOUT_MS,
       connectTimeoutMs: e.PROXY_CONNECT_TIMEOUT_MS,

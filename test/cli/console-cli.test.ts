@@ -1,6 +1,7 @@
 // The console's onboarding commands, spawned as the operator runs them, on SQLite and PostgreSQL:
 // `dx operators create` and `dx workspaces invite-owner` print one-time links that the console
-// accepts; --password-stdin sets the operator's password directly.
+// accepts; --password-stdin sets the operator's password directly; `dx console reset-link` prints
+// a one-time password reset link that makes no one an operator.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -8,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser } from '../support/console-browser.js';
+import { ConsoleBrowser, csrfOf } from '../support/console-browser.js';
 
 const run = promisify(execFile);
 const BIN = join(process.cwd(), 'bin', 'dx.js');
@@ -47,6 +48,7 @@ await forEachDatabase('dx console commands', (target) => {
     for (const c of [
       ['operators', 'create'],
       ['workspaces', 'invite-owner'],
+      ['console', 'reset-link'],
     ]) {
       const { stdout } = await dx(...c, '--help');
       assert.match(stdout, /^Usage: dx/m, c.join(' '));
@@ -118,5 +120,66 @@ await forEachDatabase('dx console commands', (target) => {
     );
     assert.equal(weak.code, 1);
     assert.match(weak.stderr, /at least 12 characters/);
+  });
+
+  test('console reset-link prints a one-time reset link; using it sets the password and grants nothing else', async () => {
+    const ws = JSON.parse((await dx('workspaces', 'create', '--name', 'Lakeside', '--json')).stdout) as {
+      workspaceId: number;
+    };
+    const invited = JSON.parse(
+      (
+        await dx(
+          'workspaces',
+          'invite-owner',
+          '--workspace',
+          String(ws.workspaceId),
+          '--email',
+          'forgetful@example.org',
+          '--json',
+        )
+      ).stdout,
+    ) as { invitationUrl: string };
+    assert.equal(
+      (await new ConsoleBrowser(() => t.app).accept(invited.invitationUrl, 'Fay', PASSWORD)).statusCode,
+      303,
+    );
+
+    const { stdout } = await dx('console', 'reset-link', '--email', 'Forgetful@Example.org');
+    const link = /https:\/\/dx\.example\.org\/console\/reset-password\?token=dxr_\S+/.exec(stdout)?.[0];
+    assert.ok(link !== undefined, stdout);
+    assert.match(stdout, /works once/);
+    const json = JSON.parse(
+      (await dx('console', 'reset-link', '--email', 'forgetful@example.org', '--json')).stdout,
+    ) as {
+      resetUrl: string;
+      expiresAt: string;
+      email: string;
+    };
+    assert.equal(json.email, 'forgetful@example.org');
+    const minutes = (Date.parse(json.expiresAt) - Date.now()) / 60_000;
+    assert.ok(minutes > 59 && minutes <= 60, String(minutes));
+
+    const b = new ConsoleBrowser(() => t.app);
+    // The newer link voided the first one.
+    assert.equal((await b.get(pathOf(link))).statusCode, 410);
+    const page = await b.get(pathOf(json.resetUrl));
+    assert.equal(page.statusCode, 200);
+    const set = await b.post('/console/reset-password', {
+      _csrf: csrfOf(page.body),
+      token: new URL(json.resetUrl).searchParams.get('token')!,
+      password: 'a fresh passphrase here',
+      confirm: 'a fresh passphrase here',
+    });
+    assert.equal(set.statusCode, 303);
+    assert.equal((await b.signIn('forgetful@example.org', 'a fresh passphrase here')).statusCode, 303);
+    // An owner still, and not an operator (the old way back, operators create, made one).
+    assert.doesNotMatch((await b.get('/console/home')).body, /All workspaces/);
+    assert.equal((await b.get('/console/operator')).statusCode, 404);
+
+    await assert.rejects(
+      dx('console', 'reset-link', '--email', 'nobody@example.org'),
+      (err: { stderr: string; code: number }) =>
+        err.code === 1 && /No console account has the email/.test(err.stderr),
+    );
   });
 });

@@ -72,11 +72,13 @@ await consoleSuite('console in Chromium', (c) => {
     // The key is never shown here (it is shown once, when rotated), nor a sign-in credential.
     assert.doesNotMatch(await page.content(), new RegExp(ws.workspaceKey));
 
-    // The link was spent: opening it again says so (410), in any browser.
+    // The link was spent: opening it again says so (410), in any browser, and offers sign-in.
     const again = await c.newPage();
     const res = await again.goto(link);
     assert.equal(res?.status(), 410);
-    await again.getByRole('heading', { name: 'Link no longer works' }).waitFor();
+    await again.getByRole('heading', { name: 'Invitation already accepted' }).waitFor();
+    await again.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await again.waitForURL('**/console/sign-in');
   });
 
   test('a viewer invited from the console is offered no form, and a forged post is refused (403)', async () => {

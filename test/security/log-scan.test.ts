@@ -1,7 +1,9 @@
 // The log at trace level holds no secret, in any encoding, on both engines: an app's JWT and
 // private key, a workspace key, access tokens (good, revoked, wrong), signed upload and download
 // URLs' signatures, a records:load URL's query and password, sent over HTTP in the ordinary way
-// and in the ways that end in errors (a 431 for a huge header, a bad signature, a 401, a 404).
+// and in the ways that end in errors (a 431 for a huge header, a bad signature, a 401, a 404);
+// and the console's invitation and password reset tokens, passwords, and the SMTP server's
+// password (a reset link asked for by mail, read from a real SMTP server and used).
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -12,6 +14,11 @@ import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { putFile } from '../support/loading.js';
 import { onboardApp, ownToken } from '../support/onboarding.js';
+import { ConsoleBrowser, csrfOf } from '../support/console-browser.js';
+import { resetLinkIn, startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+import { CLI_ACTOR } from '../../src/domain/console/audit.js';
+import { consoleDb } from '../../src/domain/console/db.js';
+import { invitationLink, inviteOperator } from '../../src/domain/console/people.js';
 
 /** The forms a secret could take in a log line: as is, JSON-escaped, base64, hex, a byte list. */
 function encodings(secret: string): string[] {
@@ -30,8 +37,10 @@ function encodings(secret: string): string[] {
 await forEachDatabase('log scan for secrets at trace level', (target) => {
   let h: Fixture;
   let files: Server;
+  let smtp: SmtpSink;
   let log = '';
   before(async () => {
+    smtp = await startSmtpSink();
     files = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/csv' });
       res.end('id\n1\n');
@@ -45,12 +54,13 @@ await forEachDatabase('log scan for secrets at trace level', (target) => {
     });
     h = await startFixture(
       target,
-      { LOAD_URL_ALLOWLIST: '127.0.0.1/32', LOG_LEVEL: 'trace' },
+      { LOAD_URL_ALLOWLIST: '127.0.0.1/32', LOG_LEVEL: 'trace', ...smtp.env },
       { logger: createLogger('trace', sink) },
     );
   });
   after(async () => {
     await h.close();
+    await smtp.close();
     await new Promise((resolve) => files.close(resolve));
   });
 
@@ -132,6 +142,33 @@ await forEachDatabase('log scan for secrets at trace level', (target) => {
       socket.on('close', () => resolve());
       socket.on('error', () => resolve()); // the server may reset it once it answered
     });
+
+    // The console: an invitation accepted, a reset link asked for by mail and used.
+    const person = 'scan.person@example.org';
+    const passwords = ['first passphrase of the scan', 'second passphrase of the scan'];
+    const invitation = await inviteOperator(consoleDb(h.database.db), CLI_ACTOR, person);
+    const b = new ConsoleBrowser(() => h.app);
+    assert.equal(
+      (await b.accept(invitationLink(h.baseUrl, invitation.token), 'Scan', passwords[0]!)).statusCode,
+      303,
+    );
+    assert.equal(
+      (await b.submit('/console/forgot-password', '/console/forgot-password', { email: person })).statusCode,
+      200,
+    );
+    const resetUrl = new URL(resetLinkIn(await smtp.waitForMail(person)));
+    const resetToken = resetUrl.searchParams.get('token') ?? '';
+    const resetPage = await b.get(`${resetUrl.pathname}${resetUrl.search}`);
+    const reset = await b.post('/console/reset-password', {
+      _csrf: csrfOf(resetPage.body),
+      token: resetToken,
+      password: passwords[1]!,
+      confirm: passwords[1]!,
+    });
+    assert.equal(reset.statusCode, 303);
+    assert.equal((await b.signIn(person, passwords[1]!)).statusCode, 303);
+    secrets.push(invitation.token, resetToken, smtp.password, ...passwords);
+
     await new Promise((r) => setTimeout(r, 200)); // the log's last lines
 
     assert.ok(log.includes('"level":10') || log.includes('"level":20'), 'trace and debug lines were written');

@@ -1,5 +1,6 @@
-// `dx operators create` and `dx workspaces invite-owner`: the command line's part of the web
-// console's onboarding. Invitation links are printed once; only their hashes are stored.
+// `dx operators create`, `dx workspaces invite-owner` and `dx console reset-link`: the command
+// line's part of the web console's onboarding and recovery. Links are printed once; only their
+// hashes are stored.
 import type { Command } from 'commander';
 import { consoleDb } from '../../domain/console/db.js';
 import { CLI_ACTOR } from '../../domain/console/audit.js';
@@ -10,6 +11,8 @@ import {
   inviteOperator,
   type Invitation,
 } from '../../domain/console/people.js';
+import { issueResetLink, resetLink } from '../../domain/console/password-resets.js';
+import { problem } from '../../errors.js';
 import { output, parseId, withDatabase, type OutputOptions } from '../context.js';
 
 /** Reads all of standard input as text, without its final line break. */
@@ -39,7 +42,7 @@ function showInvitation(
   );
 }
 
-/** Registers `operators …` and `workspaces invite-owner` (after registerWorkspaceCommands). */
+/** Registers `operators …`, `workspaces invite-owner` (after registerWorkspaceCommands) and `console …`. */
 export function registerConsoleCommands(program: Command): void {
   const operators = program.command('operators').description("the service operator's console accounts");
   operators
@@ -88,6 +91,32 @@ export function registerConsoleCommands(program: Command): void {
             inviteMember(consoleDb(trx), CLI_ACTOR, { workspaceId, email: opts.email, role: 'owner' }),
           );
         showInvitation(opts, invitation, invitationLink(config.publicUrl, invitation.token), { workspaceId });
+      });
+    });
+
+  const consoleAccounts = program.command('console').description("the web console's accounts");
+  consoleAccounts
+    .command('reset-link')
+    .description(
+      'issue a one-time password reset link for a console account (valid 1 hour; changes nothing else about the account)',
+    )
+    .requiredOption('--email <email>', "the account's email (its sign-in name)")
+    .option('--json', 'print JSON')
+    .action(async (opts: { email: string } & OutputOptions) => {
+      await withDatabase(async ({ db }, config) => {
+        const link = await db
+          .transaction()
+          .execute((trx) => issueResetLink(consoleDb(trx), CLI_ACTOR, opts.email));
+        if (link === null)
+          throw problem('notFound', `No console account has the email ${opts.email.trim()}.`);
+        const url = resetLink(config.publicUrl, link.token);
+        output(opts, { email: link.email, resetUrl: url, expiresAt: link.expiresAt.toISOString() }, () => [
+          `Password reset link for ${link.email}:`,
+          `  ${url}`,
+          '',
+          `The link works once, until ${link.expiresAt.toISOString()}, and is shown only now.`,
+          'Using it ends every session of the account; a newer link voids this one.',
+        ]);
       });
     });
 }

@@ -7,7 +7,7 @@ import { nowTimestamp } from '../../lib/time.js';
 import type { ConsoleAccountRow } from '../../storage/db/console-tables.js';
 import { audit, type Actor, type AuditAction } from './audit.js';
 import type { ConsoleDb } from './db.js';
-import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import { hashPassword, passwordProblem } from './passwords.js';
 import { asConsoleRole, type ConsoleRole } from './roles.js';
 
 /** How long an invitation link works. */
@@ -64,6 +64,30 @@ export interface Invitation {
   expiresAt: Date;
 }
 
+/** Stores a new invitation of an account and returns its token, shown once; no audit row. */
+export async function insertInvitation(
+  db: ConsoleDb,
+  input: { accountId: number; workspaceId: number | null; role: ConsoleRole | null; invitedBy: string },
+  now: number,
+): Promise<{ token: string; expiresAt: Date }> {
+  const token = randomSecret(TOKEN_PREFIX);
+  const expiresAt = now + INVITATION_TTL_MS;
+  await db
+    .insertInto('console_invitations')
+    .values({
+      token_hash: hashSecret(token),
+      account_id: input.accountId,
+      workspace_id: input.workspaceId,
+      role: input.role,
+      expires_at: expiresAt,
+      used_at: null,
+      created_at: nowTimestamp(),
+      invited_by: input.invitedBy,
+    })
+    .execute();
+  return { token, expiresAt: new Date(expiresAt) };
+}
+
 async function invite(
   db: ConsoleDb,
   actor: Actor,
@@ -74,25 +98,16 @@ async function invite(
 ): Promise<Invitation> {
   const email = normalizeEmail(input.email);
   const account = await accountFor(db, email);
-  const token = randomSecret(TOKEN_PREFIX);
-  const expiresAt = now + INVITATION_TTL_MS;
-  await db
-    .insertInto('console_invitations')
-    .values({
-      token_hash: hashSecret(token),
-      account_id: account.id,
-      workspace_id: input.workspaceId,
-      role: input.role,
-      expires_at: expiresAt,
-      used_at: null,
-      created_at: nowTimestamp(),
-    })
-    .execute();
+  const { token, expiresAt } = await insertInvitation(
+    db,
+    { accountId: account.id, workspaceId: input.workspaceId, role: input.role, invitedBy: actor.name },
+    now,
+  );
   await audit(db, actor, action, {
     workspaceId: input.workspaceId,
     detail: `${email}${input.role !== null ? ` as ${input.role}` : ''}`,
   });
-  return { token, email, expiresAt: new Date(expiresAt) };
+  return { token, email, expiresAt };
 }
 
 /** Makes (or finds) an operator account and invites it to set its password. */
@@ -144,16 +159,29 @@ export async function createOperatorWithPassword(
 
 /** What an invitation link opens, when it is still good. */
 export interface PendingInvitation {
+  /** The invited account. */
+  accountId: number;
   email: string;
   displayName: string;
+  workspaceId: number | null;
   workspaceName: string | null;
   role: ConsoleRole | null;
-  /** The person already has a password: accepting asks for it instead of setting a new one. */
+  /** The person already has a password: they accept signed in, not with a new password. */
   hasAccount: boolean;
 }
 
-async function usableInvitation(db: ConsoleDb, token: string, now: number) {
-  const row = await db
+/**
+ * What a link is: still good; already accepted (the page then offers sign-in); or not working,
+ * one answer for unknown, expired and withdrawn links (the page says to ask for a new one).
+ */
+export type InvitationState =
+  { state: 'pending'; invitation: PendingInvitation } | { state: 'used' } | { state: 'dead' };
+
+export const INVITATION_USED = 'This invitation was already accepted. Sign in to open the workspace.';
+export const INVITATION_DEAD = 'This invitation link has expired or was withdrawn. Ask for a new one.';
+
+async function invitationRow(db: ConsoleDb, token: string) {
+  return db
     .selectFrom('console_invitations as i')
     .innerJoin('console_accounts as a', 'a.id', 'i.account_id')
     .leftJoin('workspaces as w', 'w.id', 'i.workspace_id')
@@ -161,46 +189,65 @@ async function usableInvitation(db: ConsoleDb, token: string, now: number) {
     .select(['a.email', 'a.display_name', 'a.password_hash', 'w.display_name as workspace_name'])
     .where('i.token_hash', '=', hashSecret(token))
     .executeTakeFirst();
-  // One answer for unknown, used and expired links: the page says only that the link does not work.
-  if (row === undefined || row.used_at !== null || Number(row.expires_at) <= now)
-    throw problem('gone', 'This invitation link has expired or was already used. Ask for a new one.');
-  return row;
 }
 
-/** The invitation behind a link, or 410 when it is unknown, used or expired. */
-export async function pendingInvitation(
+/** The state of the invitation behind a link. */
+export async function invitationState(
   db: ConsoleDb,
   token: string,
   now = Date.now(),
-): Promise<PendingInvitation> {
-  const row = await usableInvitation(db, token, now);
+): Promise<InvitationState> {
+  const row = await invitationRow(db, token);
+  if (row === undefined) return { state: 'dead' };
+  if (row.used_at !== null) return { state: 'used' };
+  if (Number(row.expires_at) <= now) return { state: 'dead' };
   return {
-    email: row.email,
-    displayName: row.display_name,
-    workspaceName: row.workspace_name,
-    role: asConsoleRole(row.role),
-    hasAccount: row.password_hash !== null,
+    state: 'pending',
+    invitation: {
+      accountId: row.account_id,
+      email: row.email,
+      displayName: row.display_name,
+      workspaceId: row.workspace_id,
+      workspaceName: row.workspace_name,
+      role: asConsoleRole(row.role),
+      hasAccount: row.password_hash !== null,
+    },
   };
 }
 
+async function usableInvitation(db: ConsoleDb, token: string, now: number) {
+  const row = await invitationRow(db, token);
+  if (row === undefined) throw problem('gone', INVITATION_DEAD);
+  // A used link says so even once expired: the person who accepted it is told to sign in.
+  if (row.used_at !== null) throw problem('gone', INVITATION_USED);
+  if (Number(row.expires_at) <= now) throw problem('gone', INVITATION_DEAD);
+  return row;
+}
+
+/** How a person accepts: a new person chooses a name and password; someone with an account is signed in. */
+export type Acceptance = { displayName: string; password: string } | { signedInAs: number };
+
 /**
  * Accepts an invitation: a new person sets a display name and password; someone who already has
- * a password proves it instead (an invitation never lets its holder replace an existing
- * password, which would hand them the person's other workspaces). Then it grants the membership
- * (or operator rights) and spends the link.
+ * a password must be signed in as that account (an invitation never lets its holder replace an
+ * existing password, which would hand them the person's other workspaces, and passwords are typed
+ * only on the sign-in page, with its rate limit). Then it grants the membership (or operator
+ * rights) and spends the link.
  */
 export async function acceptInvitation(
   db: ConsoleDb,
   token: string,
-  input: { displayName: string; password: string },
+  input: Acceptance,
   now = Date.now(),
 ): Promise<ConsoleAccountRow> {
   const row = await usableInvitation(db, token, now);
   let changes: { display_name: string; password_hash: string } | null = null;
   if (row.password_hash !== null) {
-    if (!(await verifyPassword(input.password, row.password_hash)))
-      throw problem('invalid', 'Enter the password you already sign in with.');
+    if (!('signedInAs' in input) || input.signedInAs !== row.account_id)
+      throw problem('forbidden', `Sign in as ${row.email} to accept this invitation.`);
   } else {
+    if (!('password' in input))
+      throw problem('invalid', 'Choose a display name and a password to accept this invitation.');
     const displayName = input.displayName.trim();
     if (displayName === '' || displayName.length > MAX_NAME)
       throw problem('invalid', `Enter a display name of 1 to ${MAX_NAME} characters.`);
@@ -215,8 +262,7 @@ export async function acceptInvitation(
     .where('token_hash', '=', row.token_hash)
     .where('used_at', 'is', null)
     .executeTakeFirst();
-  if (Number(spent.numUpdatedRows) !== 1)
-    throw problem('gone', 'This invitation link has expired or was already used. Ask for a new one.');
+  if (Number(spent.numUpdatedRows) !== 1) throw problem('gone', INVITATION_USED);
   const role = asConsoleRole(row.role);
   const operator = row.workspace_id === null;
   const set = { ...(changes ?? {}), ...(operator ? { is_operator: 1 } : {}) };

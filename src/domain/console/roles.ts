@@ -1,5 +1,6 @@
 // A workspace member's role: a closed set, each with what it may do in the console.
 
+/** Most powerful first: pages that want the least powerful first (the invitation form) reverse it. */
 export const CONSOLE_ROLES = ['owner', 'admin', 'viewer'] as const;
 export type ConsoleRole = (typeof CONSOLE_ROLES)[number];
 

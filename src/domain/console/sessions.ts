@@ -85,6 +85,16 @@ export async function endSession(db: ConsoleDb, token: string): Promise<void> {
   await db.deleteFrom('console_sessions').where('id_hash', '=', hashSecret(token)).execute();
 }
 
+/**
+ * Ends every session of an account (a password reset: whoever signed in with the old password is
+ * out), or every one but `keep` (a password change: the person stays signed in where they are).
+ */
+export async function endSessionsOf(db: ConsoleDb, accountId: number, keep?: string): Promise<void> {
+  let q = db.deleteFrom('console_sessions').where('account_id', '=', accountId);
+  if (keep !== undefined) q = q.where('id_hash', '!=', hashSecret(keep));
+  await q.execute();
+}
+
 /** The CSRF token of forms in a session (or of a pre-session cookie on the sign-in pages). */
 export function csrfToken(secret: string, binding: string): string {
   return hmac(secret, `console-csrf:${binding}`);

@@ -32,6 +32,25 @@ export interface ConsoleInvitationsTable {
   expires_at: number;
   used_at: string | null;
   created_at: string;
+  /** Who made it, as the audit log names them (an email, or `cli`); null for older rows. */
+  invited_by: string | null;
+}
+
+export interface ConsolePasswordResetsTable {
+  token_hash: string;
+  account_id: number;
+  /** Epoch milliseconds. */
+  expires_at: number;
+  used_at: string | null;
+  created_at: string;
+}
+
+/** Reset links asked for by mail, per address (hashed), in the current window. */
+export interface ConsoleResetRequestsTable {
+  key: string;
+  requests: number;
+  /** Epoch milliseconds. */
+  window_start_ms: number;
 }
 
 export interface ConsoleSessionsTable {
@@ -68,6 +87,8 @@ export type ConsoleTables = {
   console_sessions: ConsoleSessionsTable;
   console_sign_in_failures: ConsoleSignInFailuresTable;
   console_audit: ConsoleAuditTable;
+  console_password_resets: ConsolePasswordResetsTable;
+  console_reset_requests: ConsoleResetRequestsTable;
 };
 
 export type ConsoleAccountRow = Selectable<ConsoleAccountsTable>;

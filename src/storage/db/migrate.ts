@@ -22,6 +22,7 @@ import { migration as m014 } from './migrations/014_identity_epoch.js';
 import { migration as m015 } from './migrations/015_data_epoch.js';
 import { migration as m016 } from './migrations/016_job_request_id.js';
 import { migration as m017 } from './migrations/017_proxy_rate_buckets.js';
+import { migration as m018 } from './migrations/018_console_recovery.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -42,6 +43,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '015_data_epoch': m015,
   '016_job_request_id': m016,
   '017_proxy_rate_buckets': m017,
+  '018_console_recovery': m018,
 };
 
 /** The ledger of applied migrations, one row per name. */

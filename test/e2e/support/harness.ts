@@ -78,9 +78,14 @@ function sharedBrowser(): Promise<Browser> {
 
 /**
  * Declares `suite` once per database (named `<name> (sqlite|postgres)`), with the service and the
- * browser ready in its tests. Await it at the top level of a test file.
+ * browser ready in its tests; `serviceEnv` adds settings (say, an SMTP server's). Await it at the
+ * top level of a test file.
  */
-export async function consoleSuite(name: string, suite: (c: ConsoleE2E) => void): Promise<void> {
+export async function consoleSuite(
+  name: string,
+  suite: (c: ConsoleE2E) => void,
+  serviceEnv: Record<string, string> = {},
+): Promise<void> {
   const problem = chromiumProblem();
   if (problem !== null && process.env.REQUIRE_BROWSER === '1')
     throw new Error(`REQUIRE_BROWSER=1 but the browser tests cannot run: ${problem}`);
@@ -97,7 +102,7 @@ export async function consoleSuite(name: string, suite: (c: ConsoleE2E) => void)
     let env: NodeJS.ProcessEnv = {};
     const contexts: BrowserContext[] = [];
     before(async () => {
-      fixture = await startFixture(target);
+      fixture = await startFixture(target, serviceEnv);
       env = {
         ...process.env,
         ...fixture.processEnv,

@@ -58,3 +58,12 @@ export function cookieOptions(deps: ApiDeps) {
 export function sendPage(reply: FastifyReply, status: number, page: string): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').send(page);
 }
+
+// A console path with an optional query: no scheme, no host, no `//` or `\` that a browser could
+// read as another origin, no dot segments, no control characters.
+const LOCAL_PATH = /^\/console\/[A-Za-z0-9\-._~%/]*(\?[A-Za-z0-9\-._~%=&+]*)?$/;
+
+/** `value` when it is a page of this console to return to after sign-in (no open redirect), else null. */
+export function consolePathOrNull(value: string): string | null {
+  return LOCAL_PATH.test(value) && !value.includes('//') && !/\/\.\.?(\/|$|\?)/.test(value) ? value : null;
+}

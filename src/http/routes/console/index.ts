@@ -28,6 +28,9 @@ import { workspaceKeyRoutes } from './workspace-key.js';
 import { connectedAppRoutes } from './installations.js';
 import { memberRoutes } from './members.js';
 import { auditLogRoutes } from './audit-log.js';
+import { invitationRoutes } from './invitations.js';
+import { myAccountRoutes } from './my-account.js';
+import { passwordResetRoutes } from './password-reset.js';
 import { CONSOLE_CSS } from './style.js';
 import { errorPage } from './pages.js';
 
@@ -122,4 +125,7 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   connectedAppRoutes(scope, deps, db);
   memberRoutes(scope, deps, db);
   auditLogRoutes(scope, deps, db);
+  invitationRoutes(scope, deps, db);
+  myAccountRoutes(scope, deps, db);
+  passwordResetRoutes(scope, deps, db);
 }

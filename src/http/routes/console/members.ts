@@ -12,6 +12,7 @@ import {
   type WorkspaceAccess,
 } from '../../../domain/console/access.js';
 import { changeMemberRole, removeMember } from '../../../domain/console/members.js';
+import { openInvitations } from '../../../domain/console/invitations.js';
 import { asConsoleRole } from '../../../domain/console/roles.js';
 import type { ConsoleSession } from '../../../domain/console/sessions.js';
 import { pageContext, requireSession, sendPage } from './context.js';
@@ -23,6 +24,7 @@ import { workspaceIdOf } from './workspaces.js';
 const NOTICES = {
   role: 'The role is changed.',
   removed: 'The member is removed from the workspace.',
+  revoked: 'The invitation is withdrawn: its link no longer works.',
 } as const;
 
 const accountIdOf = (params: unknown) =>
@@ -54,6 +56,9 @@ export function memberRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleD
         members: await workspaceMembers(db, access.workspaceId),
         mayManage: access.powers.managesMembers,
         notice: done !== null ? NOTICES[done] : null,
+        // Those who may invite see the invitations not accepted yet; viewers do not.
+        invitations: access.powers.canChange ? await openInvitations(db, access.workspaceId) : null,
+        mayInvite: access.powers.mayInvite,
       }),
     );
   });

@@ -6,6 +6,7 @@ import type { ApiDeps } from '../../deps.js';
 import { audit } from '../../../domain/console/audit.js';
 import { consoleDb, type ConsoleDb } from '../../../domain/console/db.js';
 import { invitationLink, inviteMember } from '../../../domain/console/people.js';
+import { pendingOwnerInvitations } from '../../../domain/console/invitations.js';
 import {
   createWorkspace,
   getWorkspace,
@@ -44,13 +45,18 @@ async function ownersByWorkspace(db: ConsoleDb, workspaceId?: number): Promise<M
 export function operatorWorkspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
   scope.get('/operator/workspaces', async (request, reply) => {
     requireOperator(request);
-    const [rows, owners] = await Promise.all([listWorkspaces(deps.db), ownersByWorkspace(db)]);
+    const [rows, owners, pending] = await Promise.all([
+      listWorkspaces(deps.db),
+      ownersByWorkspace(db),
+      pendingOwnerInvitations(db),
+    ]);
     const list: WorkspaceListing[] = rows.map((w) => ({
       id: w.id,
       name: w.display_name,
       type: w.type,
       createdAt: w.created_at,
       owners: owners.get(w.id) ?? [],
+      pendingOwners: pending.get(w.id) ?? [],
     }));
     return sendPage(reply, 200, workspacesPage(pageContext(deps, request), list));
   });

@@ -3,6 +3,7 @@
 // that answers the form that made them; no page shows them again.
 import { html, type SafeHtml } from './html.js';
 import { csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
+import { resetLinkForm } from './pages-account.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm } from '../../../domain/identity/apps.js';
 import { WORKSPACE_TYPES } from '../../../domain/identity/workspaces.js';
 import type { ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
@@ -92,7 +93,12 @@ export function operatorHomePage(
       <p class="hint">
         Counts are of every process on this database, the same figures as the dx_jobs_queued and
         dx_jobs_running metrics. Failed jobs are counted by when they failed.
-      </p>`,
+      </p>
+      <h2>Password reset link</h2>
+      <p>
+        For someone who cannot sign in: a link to choose a new password, shown once, for you to send them.
+      </p>
+      ${resetLinkForm(ctx)}`,
   );
 }
 
@@ -286,6 +292,8 @@ export interface WorkspaceListing {
   type: string;
   createdAt: string;
   owners: string[];
+  /** Invited as owners, links still good. */
+  pendingOwners: string[];
 }
 
 const workspaceForm = (ctx: PageContext) =>
@@ -308,6 +316,13 @@ const inviteOwnerForm = (ctx: PageContext, workspaceId: number, email = '') =>
     <button type="submit">Create invitation link</button>
   </form>`;
 
+/** The owners, and who is invited as one while the link still works ("none yet" only when neither). */
+function ownersCell(w: WorkspaceListing): string {
+  const pending = w.pendingOwners.map((email) => `${email} (invitation pending)`);
+  const all = [...w.owners, ...pending];
+  return all.length > 0 ? all.join(', ') : 'none yet';
+}
+
 /** Every workspace, with its console owners, and the form that creates one. */
 export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[]): string {
   return layout(
@@ -324,7 +339,7 @@ export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[])
           w.id,
           html`<a href="/console/workspaces/${w.id}">${w.name}</a>
             <span class="hint">${w.type}, created ${when(w.createdAt)} UTC</span>`,
-          html`<span class="wrap">${w.owners.length > 0 ? w.owners.join(', ') : 'none yet'}</span><br /><a
+          html`<span class="wrap">${ownersCell(w)}</span><br /><a
               href="${OPERATOR_BASE}/workspaces/${w.id}/invite-owner"
               aria-label="Invite an owner to ${w.name}"
               >Invite an owner</a

@@ -6,6 +6,8 @@ import { html, type SafeHtml } from './html.js';
 import { auditWhat, csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
 import { CONSOLE_ROLES, ROLE_POWERS } from '../../../domain/console/roles.js';
 import type { WorkspaceMember } from '../../../domain/console/access.js';
+import type { OpenInvitation } from '../../../domain/console/invitations.js';
+import type { ConsoleRole } from '../../../domain/console/roles.js';
 import type { ConnectedApp } from '../../../domain/console/connected-apps.js';
 import type { ConsoleAuditRow } from '../../../storage/db/console-tables.js';
 
@@ -181,10 +183,65 @@ export function disconnectAppPage(ctx: PageContext, opts: WorkspaceRef & { app: 
   );
 }
 
-/** The members with their roles; owners get a link to manage each one. */
+/** Who made an invitation, in words. */
+const inviter = (invitedBy: string | null) =>
+  invitedBy === null ? 'unknown' : invitedBy === 'cli' ? 'the operator (command line)' : invitedBy;
+
+/**
+ * The invitations not yet accepted: pending ones, then expired ones. Whoever may invite someone
+ * with the invitation's role may withdraw it or send it again (a new link; the old one stops).
+ */
+function invitationsSection(
+  ctx: PageContext,
+  ws: WorkspaceRef,
+  invitations: OpenInvitation[],
+  mayInvite: readonly ConsoleRole[],
+): SafeHtml {
+  if (invitations.length === 0)
+    return html`<h2>Invitations</h2>
+      <p id="no-invitations">No invitation is waiting to be accepted.</p>`;
+  const action = (i: OpenInvitation) =>
+    mayInvite.includes(i.role)
+      ? html`<form method="post" action="${base(ws)}/invitations/resend" class="inline">
+            ${csrfField(ctx)}<input type="hidden" name="invitation" value="${i.id}" />
+            <button type="submit" class="secondary">
+              Send again<span class="visually-hidden"> to ${i.email}</span>
+            </button>
+          </form>
+          <form method="post" action="${base(ws)}/invitations/revoke" class="inline">
+            ${csrfField(ctx)}<input type="hidden" name="invitation" value="${i.id}" />
+            <button type="submit" class="danger">
+              Withdraw<span class="visually-hidden"> ${i.email}</span>
+            </button>
+          </form>`
+      : html`<span class="hint">An owner can change it.</span>`;
+  const rows = invitations.map((i) => [
+    html`${i.email}<br /><span class="hint">invited by ${inviter(i.invitedBy)}</span>`,
+    ROLE_POWERS[i.role].label,
+    i.expired
+      ? html`<strong>Expired</strong> ${when(i.expiresAt.toISOString())}`
+      : html`Pending, until ${when(i.expiresAt.toISOString())}`,
+    action(i),
+  ]);
+  return html`<h2>Invitations</h2>
+    <p>
+      Invitations not accepted yet. Sending one again makes a new link, valid 24 hours; the old link stops
+      working.
+    </p>
+    ${dataTable(['Invited', 'Role', 'Status (UTC)', 'Action'], rows)}`;
+}
+
+/** The members with their roles; owners get a link to manage each one; invitations for those who invite. */
 export function membersPage(
   ctx: PageContext,
-  opts: WorkspaceRef & { members: WorkspaceMember[]; mayManage: boolean; notice: string | null },
+  opts: WorkspaceRef & {
+    members: WorkspaceMember[];
+    mayManage: boolean;
+    notice: string | null;
+    /** Null for whoever may not invite (a viewer): they are not shown. */
+    invitations: OpenInvitation[] | null;
+    mayInvite: readonly ConsoleRole[];
+  },
 ): string {
   // Name and email in one cell, so the table fits a phone's width.
   const headers = ['Member', 'Role', ...(opts.mayManage ? ['Action'] : [])];
@@ -204,6 +261,7 @@ export function membersPage(
     `Members · ${opts.name}`,
     html`<h1>Members of ${opts.name}</h1>
       ${backTo(opts)} ${noticeBox(opts.notice)} ${dataTable(headers, rows)}
+      ${opts.invitations !== null ? invitationsSection(ctx, opts, opts.invitations, opts.mayInvite) : ''}
       <h2>What each role may do</h2>
       <ul>
         <li>Owner: everything, including rotating the Workspace Key and managing members.</li>

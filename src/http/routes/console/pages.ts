@@ -2,7 +2,7 @@
 // the route hands them, so every page is easy to read and to test.
 import { html, type SafeHtml } from './html.js';
 import { auditActionLabel } from '../../../domain/console/audit.js';
-import { ROLE_POWERS, type ConsoleRole } from '../../../domain/console/roles.js';
+import { CONSOLE_ROLES, ROLE_POWERS, type ConsoleRole } from '../../../domain/console/roles.js';
 import type { Membership } from '../../../domain/console/people.js';
 import type { ConsoleAuditRow } from '../../../storage/db/console-tables.js';
 
@@ -37,6 +37,7 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
             who !== null
               ? html`<form method="post" action="/console/sign-out">
                   ${csrfField(ctx)}<span>${who.displayName} (${who.email})</span>
+                  <a href="/console/account">Your account</a>
                   <button type="submit" class="secondary">Sign out</button>
                 </form>`
               : ''
@@ -50,11 +51,26 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
 export const errorBox = (message: string | null) =>
   message !== null ? html`<p class="error" role="alert" id="form-error">${message}</p>` : '';
 
-/** Sign-in with email and password. */
+/** How a person who forgot their password gets back in: by mail, or from the operator. */
+export type Recovery = 'mail' | 'operator';
+
+/** Sign-in with email and password; `next` is where to go after (an invitation link). */
 export function signInPage(
   ctx: PageContext,
-  opts: { error: string | null; email: string; notice: string | null },
+  opts: {
+    error: string | null;
+    email: string;
+    notice: string | null;
+    next?: string | null;
+    recovery: Recovery;
+  },
 ): string {
+  const forgot: Record<Recovery, SafeHtml> = {
+    mail: html`<p><a href="/console/forgot-password">Forgot your password?</a></p>`,
+    operator: html`<p class="hint" id="forgot-password">
+      Forgot your password? Ask the service's operator for a password reset link.
+    </p>`,
+  };
   return layout(
     ctx,
     'Sign in',
@@ -63,57 +79,87 @@ export function signInPage(
       ${errorBox(opts.error)}
       <form method="post" action="/console/sign-in">
         ${csrfField(ctx)}
+        ${opts.next != null ? html`<input type="hidden" name="next" value="${opts.next}" />` : ''}
         <label for="email">Email</label>
         <input id="email" name="email" type="email" autocomplete="username" required value="${opts.email}" />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
-      </form>`,
+      </form>
+      ${forgot[opts.recovery]}`,
   );
 }
 
-/** The page an invitation link opens: choose a display name and a password. */
+/** Who opens an invitation to an existing account: that account, someone else, or nobody signed in. */
+export type Opener = 'invitee' | 'someoneElse' | 'signedOut';
+
+/**
+ * The page an invitation link opens. A new person chooses a display name and a password. Someone
+ * who already has an account accepts while signed in as it, with one button; the page asks anyone
+ * else to sign in as that account first (passwords are typed on the sign-in page only).
+ */
 export function acceptPage(
   ctx: PageContext,
   opts: {
     token: string;
+    /** The invitation link's own path and query, to come back to after signing in. */
+    here: string;
     email: string;
     displayName: string;
     workspaceName: string | null;
     role: ConsoleRole | null;
     hasAccount: boolean;
+    opener: Opener;
     error: string | null;
   },
 ): string {
-  const fields = opts.hasAccount
-    ? html`<p>You already have a console account. Enter its password to accept.</p>
-        <label for="password">Your password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required />
-        <button type="submit">Accept invitation</button>`
-    : html`<label for="displayName">Your name</label>
-        <input
-          id="displayName"
-          name="displayName"
-          autocomplete="name"
-          required
-          maxlength="200"
-          value="${opts.displayName}"
-        />
-        <label for="password">Choose a password</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          autocomplete="new-password"
-          required
-          minlength="12"
-          maxlength="256"
-          aria-describedby="password-hint"
-        />
-        <p class="hint" id="password-hint">At least 12 characters. A few unrelated words make a good one.</p>
-        <label for="confirm">Type the password again</label>
-        <input id="confirm" name="confirm" type="password" autocomplete="new-password" required />
-        <button type="submit">Set password</button>`;
+  const newPerson = html`<label for="displayName">Your name</label>
+    <input
+      id="displayName"
+      name="displayName"
+      autocomplete="name"
+      required
+      maxlength="200"
+      value="${opts.displayName}"
+    />
+    <label for="password">Choose a password</label>
+    <input
+      id="password"
+      name="password"
+      type="password"
+      autocomplete="new-password"
+      required
+      minlength="12"
+      maxlength="256"
+      aria-describedby="password-hint"
+    />
+    <p class="hint" id="password-hint">At least 12 characters. A few unrelated words make a good one.</p>
+    <label for="confirm">Type the password again</label>
+    <input id="confirm" name="confirm" type="password" autocomplete="new-password" required />
+    <button type="submit">Set password</button>`;
+  const form = (fields: SafeHtml) =>
+    html`<form method="post" action="/console/invitation">
+      ${csrfField(ctx)}
+      <input type="hidden" name="token" value="${opts.token}" />
+      ${fields}
+    </form>`;
+  const signInHref = `/console/sign-in?${new URLSearchParams({ next: opts.here, email: opts.email }).toString()}`;
+  const existing: Record<Opener, SafeHtml> = {
+    invitee: html`<p>You are signed in as ${opts.email}.</p>
+      ${form(html`<button type="submit">Accept invitation</button>`)}`,
+    someoneElse: html`<p>
+        You are signed in as someone else. To accept, switch to <strong>${opts.email}</strong>: you are signed
+        out here and brought back to this link once you sign in as that account.
+      </p>
+      <form method="post" action="/console/sign-out">
+        ${csrfField(ctx)}
+        <input type="hidden" name="next" value="${opts.here}" />
+        <button type="submit" class="secondary">Switch to ${opts.email}</button>
+      </form>`,
+    signedOut: html`<p>You already have a console account. Sign in with it to accept.</p>
+      <p><a href="${signInHref}">Sign in to accept</a></p>
+      <p class="hint">Forgot its password? The sign-in page tells you how to get back in.</p>`,
+  };
   const what =
     opts.workspaceName !== null && opts.role !== null
       ? html`You are invited to <strong>${opts.workspaceName}</strong> as
@@ -124,12 +170,18 @@ export function acceptPage(
     'Accept invitation',
     html`<h1>Accept your invitation</h1>
       <p>${what} Your sign-in email is <strong>${opts.email}</strong>.</p>
-      ${errorBox(opts.error)}
-      <form method="post" action="/console/invitation">
-        ${csrfField(ctx)}
-        <input type="hidden" name="token" value="${opts.token}" />
-        ${fields}
-      </form>`,
+      ${errorBox(opts.error)} ${opts.hasAccount ? existing[opts.opener] : form(newPerson)}`,
+  );
+}
+
+/** An invitation link that was already accepted: sign in instead (410). */
+export function invitationUsedPage(ctx: PageContext, detail: string): string {
+  return layout(
+    ctx,
+    'Invitation already accepted',
+    html`<h1>Invitation already accepted</h1>
+      <p>${detail}</p>
+      <p><a href="/console/sign-in">Sign in</a></p>`,
   );
 }
 
@@ -199,7 +251,12 @@ export function workspacePage(
             <input id="email" name="email" type="email" required />
             <label for="role">Role</label>
             <select id="role" name="role">
-              ${opts.mayInvite.map((r) => html`<option value="${r}">${ROLE_POWERS[r].label}</option>`)}
+              ${leastPowerfulFirst(opts.mayInvite).map(
+                (r, i) =>
+                  html`<option value="${r}" ${i === 0 ? html`selected` : ''}>
+                    ${ROLE_POWERS[r].label}
+                  </option>`,
+              )}
             </select>
             <button type="submit">Create invitation link</button>
           </form>`
@@ -236,6 +293,11 @@ export function workspacePage(
       )}
       ${invite}${audit}`,
   );
+}
+
+/** The roles from the least powerful (the invitation form's default) to the most. */
+function leastPowerfulFirst(roles: readonly ConsoleRole[]): ConsoleRole[] {
+  return [...CONSOLE_ROLES].reverse().filter((r) => roles.includes(r));
 }
 
 /** Links to the workspace's settings pages (pages-workspace.ts); the audit log for its readers. */

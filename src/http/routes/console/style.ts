@@ -49,6 +49,8 @@ legend{font-weight:600;padding:0 .25rem}
 .check{display:flex;align-items:center;gap:.5rem;margin-top:.5rem}
 .check input{width:auto;margin:0;flex:none}
 .check label{margin:0;font-weight:400;overflow-wrap:anywhere}
+form.inline{display:inline-block;margin:0 .25rem .25rem 0}
+form.inline button{margin-top:0}
 .cell{display:block;min-width:6rem;max-width:20rem;overflow-wrap:break-word}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
 `;
