@@ -113,7 +113,11 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.doesNotMatch(list.body, /<b>/);
     const row = list.body.slice(list.body.indexOf(escaped(c.name)));
     assert.match(row, /<td>3<\/td>/, 'the record count');
-    assert.match(row, /<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td>/, 'the last update');
+    assert.match(
+      row,
+      /<td><time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time><\/td>/,
+      'the last update',
+    );
     assert.ok(row.includes(c.canvass.name) && row.includes(c.survey.name), 'both apps can see it');
 
     const page = await b.get(`${base}/datasets/${c.datasetId}`);
@@ -141,9 +145,11 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal(job.statusCode, 200);
     assert.match(job.body, /<dd id="job-status">Completed<\/dd>/);
     const timeline = /<ol id="timeline">([\s\S]*?)<\/ol>/.exec(job.body)![1]!;
-    const steps = [...timeline.matchAll(/<strong>([^<]+)<\/strong>, (\d{4}-[\d:\- ]+ UTC)/g)].map(
-      (m) => m[1],
-    );
+    const steps = [
+      ...timeline.matchAll(
+        /<strong>([^<]+)<\/strong>, <time datetime="[^"]+">(\d{4}-[\d:\- ]+ UTC)<\/time>/g,
+      ),
+    ].map((m) => m[1]);
     assert.deepEqual(steps, ['Waiting for the file', 'Waiting to be loaded', 'Loading', 'Completed']);
     assert.match(job.body, /<dt>Rows read<\/dt>\s*<dd>4<\/dd>\s*<dt>Rows loaded<\/dt>\s*<dd>3<\/dd>/);
     assert.match(job.body, /<dt>Rows rejected<\/dt>\s*<dd>1<\/dd>/);

@@ -1,12 +1,12 @@
 // The pages of a person's own account and of the way back in: the account page (display name,
 // email, password), "forgot password", the reset link's page, and the operator's reset link.
 import { html } from './html.js';
+import { when } from './times.js';
 import { csrfField, errorBox, layout, type PageContext } from './pages.js';
 
 const noticeBox = (message: string | null) =>
   message !== null ? html`<p class="notice" role="status">${message}</p>` : '';
 const minutes = (ms: number) => Math.round(ms / 60_000);
-const utc = (d: Date) => `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 const newPasswordFields = (label: string) =>
   html`<label for="new-password">${label}</label>
@@ -198,7 +198,7 @@ export function resetLinkIssuedPage(
     'Password reset link',
     html`<h1>Password reset link for ${opts.email}</h1>
       <p>
-        Send this link to ${opts.email} by a way you trust. It works once, until ${utc(opts.expiresAt)}, and
+        Send this link to ${opts.email} by a way you trust. It works once, until ${when(opts.expiresAt)}, and
         is not shown again. A newer link or a password change voids it; using it signs the account out
         everywhere.
       </p>

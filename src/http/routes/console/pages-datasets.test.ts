@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cellValue, fileSize, visibility, when } from './pages-datasets.js';
+import { cellValue, fileSize, visibility } from './pages-datasets.js';
 import { html } from './html.js';
 import { appIdFields } from '../../../domain/identity/app-id.js';
 
@@ -36,11 +36,6 @@ test('a cell shows a short value whole, nothing for null, and cuts a long one at
   assert.match(out, /\(129 characters;/);
   assert.ok(!out.includes('\uFFFD'));
   assert.equal(html`${cellValue('<x>'.repeat(50))}`.value.slice(0, 9), '&lt;x&gt;');
-});
-
-test('timestamps read as UTC to the second', () => {
-  assert.equal(when('2026-11-24T06:45:46.123Z'), '2026-11-24 06:45:46 UTC');
-  assert.equal(when(null), '');
 });
 
 test('a file size reads as people read it: bytes below a kilobyte, one decimal above', () => {

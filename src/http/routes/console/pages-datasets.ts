@@ -2,6 +2,7 @@
 // can see each dataset, one dataset (who sees it, schema, recent loads, first records), deleting
 // it with a confirmation, and one load (timeline, counts, row errors).
 import { html, type SafeHtml } from './html.js';
+import { when } from './times.js';
 import { csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
 import type { Dataset, DatasetTag } from '../../../domain/datasets/view.js';
 import type { TagApp } from '../../../domain/datasets/tags.js';
@@ -86,11 +87,6 @@ const MODE_WORDS: Record<LoadMode, string> = {
 };
 
 /** A stored timestamp as people read it: `2026-11-24 06:45:46 UTC`. */
-export function when(timestamp: string | null): string {
-  if (timestamp === null) return '';
-  return `${timestamp.slice(0, 19).replace('T', ' ')} UTC`;
-}
-
 /** A record's value in a table cell: empty for null, long text cut with its length said. */
 export function cellValue(value: ReadValue): SafeHtml | string {
   if (value === null) return '';

@@ -2,6 +2,7 @@
 // Secrets (private keys, Workspace Keys, proxy IDs, invitation links) appear only on the page
 // that answers the form that made them; no page shows them again.
 import { html, type SafeHtml } from './html.js';
+import { when } from './times.js';
 import { csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
 import { resetLinkForm } from './pages-account.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm } from '../../../domain/identity/apps.js';
@@ -11,7 +12,6 @@ import type { ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
 export const OPERATOR_BASE = '/console/operator';
 
 /** Timestamps as the tables show them: to the minute, UTC (narrow screens). */
-const when = (ts: string | null) => (ts === null ? '' : ts.slice(0, 16).replace('T', ' '));
 
 const notice = (text: string | null) =>
   text !== null ? html`<p class="notice" role="status">${text}</p>` : '';
@@ -86,9 +86,7 @@ export function operatorHomePage(
         <dt>Version</dt>
         <dd id="service-version">${health.version}</dd>
         <dt>Up for</dt>
-        <dd id="service-uptime">
-          ${health.uptime} (since ${health.startedAt.toISOString().slice(0, 19).replace('T', ' ')} UTC)
-        </dd>
+        <dd id="service-uptime">${health.uptime} (since ${when(health.startedAt)})</dd>
       </dl>
       <p class="hint">
         Counts are of every process on this database, the same figures as the dx_jobs_queued and
@@ -338,7 +336,7 @@ export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[])
         workspaces.map((w) => [
           w.id,
           html`<a href="/console/workspaces/${w.id}">${w.name}</a>
-            <span class="hint">${w.type}, created ${when(w.createdAt)} UTC</span>`,
+            <span class="hint">${w.type}, created ${when(w.createdAt)}</span>`,
           html`<span class="wrap">${ownersCell(w)}</span><br /><a
               href="${OPERATOR_BASE}/workspaces/${w.id}/invite-owner"
               aria-label="Invite an owner to ${w.name}"

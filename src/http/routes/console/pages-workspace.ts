@@ -3,6 +3,7 @@
 // hand them. A page offers a form only to someone whose role may use it; the routes refuse the
 // rest anyway.
 import { html, type SafeHtml } from './html.js';
+import { when } from './times.js';
 import { auditWhat, csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
 import { CONSOLE_ROLES, ROLE_POWERS } from '../../../domain/console/roles.js';
 import type { WorkspaceMember } from '../../../domain/console/access.js';
@@ -19,7 +20,6 @@ export interface WorkspaceRef {
 
 const base = (ws: WorkspaceRef) => `/console/workspaces/${ws.workspaceId}`;
 const backTo = (ws: WorkspaceRef) => html`<p><a href="${base(ws)}">Back to ${ws.name}</a></p>`;
-const when = (timestamp: string) => timestamp.slice(0, 19).replace('T', ' ');
 const noticeBox = (message: string | null) =>
   message !== null ? html`<p class="notice" role="status">${message}</p>` : '';
 
@@ -219,8 +219,8 @@ function invitationsSection(
     html`${i.email}<br /><span class="hint">invited by ${inviter(i.invitedBy)}</span>`,
     ROLE_POWERS[i.role].label,
     i.expired
-      ? html`<strong>Expired</strong> ${when(i.expiresAt.toISOString())}`
-      : html`Pending, until ${when(i.expiresAt.toISOString())}`,
+      ? html`<strong>Expired</strong> ${when(i.expiresAt)}`
+      : html`Pending, until ${when(i.expiresAt)}`,
     action(i),
   ]);
   return html`<h2>Invitations</h2>
@@ -336,7 +336,7 @@ export function auditLogPage(
 ): string {
   const ws = opts.workspace;
   const title = ws !== null ? `Audit log of ${ws.name}` : 'Audit log of the whole service';
-  const headers = ['When (UTC)', 'Who', 'What', ...(ws === null ? ['Workspace'] : []), 'Detail'];
+  const headers = ['When', 'Who', 'What', ...(ws === null ? ['Workspace'] : []), 'Detail'];
   const rows = opts.rows.map((a) => [
     when(a.at),
     a.actor,

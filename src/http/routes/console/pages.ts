@@ -1,6 +1,7 @@
 // The console's pages as HTML: one layout, then one function per page. Pure functions of what
 // the route hands them, so every page is easy to read and to test.
 import { html, type SafeHtml } from './html.js';
+import { when } from './times.js';
 import { auditActionLabel } from '../../../domain/console/audit.js';
 import { CONSOLE_ROLES, ROLE_POWERS, type ConsoleRole } from '../../../domain/console/roles.js';
 import type { Membership } from '../../../domain/console/people.js';
@@ -265,13 +266,8 @@ export function workspacePage(
     opts.audit !== null
       ? html`<h2>Recent activity</h2>
           ${dataTable(
-            ['When (UTC)', 'Who', 'What', 'Detail'],
-            opts.audit.map((a) => [
-              a.at.slice(0, 19).replace('T', ' '),
-              a.actor,
-              auditWhat(a.action),
-              a.detail ?? '',
-            ]),
+            ['When', 'Who', 'What', 'Detail'],
+            opts.audit.map((a) => [when(a.at), a.actor, auditWhat(a.action), a.detail ?? '']),
           )}`
       : '';
   return layout(
@@ -324,8 +320,7 @@ export function invitationCreatedPage(
     'Invitation link',
     html`<h1>Invitation link for ${opts.email}</h1>
       <p>
-        Send this link to ${opts.email}. It works once, until
-        ${opts.expiresAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, and is not shown again.
+        Send this link to ${opts.email}. It works once, until ${when(opts.expiresAt)}, and is not shown again.
       </p>
       <code class="secret" id="invitation-link">${opts.link}</code>
       <p><a href="/console/workspaces/${opts.workspaceId}">Back to the workspace</a></p>`,
