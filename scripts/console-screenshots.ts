@@ -75,6 +75,7 @@ const SHOTS: Shot[] = [
     open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/apps`),
   },
   { name: 'members', who: 'owner', open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/members`) },
+  { name: 'account', who: 'owner', open: (p) => p.goto('/console/account') },
   { name: 'audit-log', who: 'owner', open: (p, s) => p.goto(`/console/workspaces/${s.workspaceId}/audit`) },
   { name: 'operator', who: 'operator', open: (p) => p.goto('/console/operator') },
   { name: 'operator-apps', who: 'operator', open: (p) => p.goto('/console/operator/apps') },

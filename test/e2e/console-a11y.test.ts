@@ -213,4 +213,30 @@ await consoleSuite('console pages in Chromium: phone width and keyboard', (c) =>
     assert.ok(counts.owner! >= 2 && counts.viewer! >= 2 && counts.operator! >= 2, JSON.stringify(counts));
     assert.deepEqual(problems, []);
   });
+
+  test('at 1280 px every table fits its column, the audit logs included, as the operator and an owner', async () => {
+    const { workspaceId, workspaceKey, owner } = await workspaceWithOwner(c, LONG_NAME, DESKTOP);
+    await memberInvitedBy(c, owner, workspaceId, 'Viewer', DESKTOP);
+    const app = await newApp(c, 'Canvass App with a rather long name for a table');
+    const token = await tokenFor(c, app, await connectApp(c, app, workspaceId), workspaceKey);
+    const dataset = await defineDataset(c, token, 'Volunteers', [{ name: 'id', type: 'integer' }], ['id']);
+    await loadCsv(c, token, dataset, 'id\n1\nx\n', 1);
+    const op = await operator(c, DESKTOP);
+    const problems: string[] = [];
+    let tables = 0;
+    for (const [who, page] of [
+      ['operator', op.page],
+      ['owner', owner.page],
+    ] as const) {
+      for (const p of await crawl(page, '/console/home')) {
+        for (const problem of p.problems) problems.push(`${who} ${p.url}: ${problem}`);
+      }
+      tables += await page.evaluate<number>('document.querySelectorAll(".table-wrap").length');
+    }
+    await op.page.goto('/console/audit');
+    tables += await op.page.evaluate<number>('document.querySelectorAll(".table-wrap").length');
+    for (const problem of await pageProblems(op.page)) problems.push(`operator's audit log: ${problem}`);
+    assert.ok(tables > 0, 'tables were looked at');
+    assert.deepEqual(problems, []);
+  });
 });

@@ -44,6 +44,13 @@ const PAGE_CHECKS = `(() => {
     if (!th.getAttribute('scope')) problems.push('<th> without scope: ' + th.textContent.trim());
   for (const img of document.querySelectorAll('img'))
     if (!img.hasAttribute('alt')) problems.push('<img> without alt');
+  // On a desktop screen (1280 px and up) every table fits its column: none hides a column behind
+  // its box's scrolling.
+  if (window.innerWidth >= 1280)
+    for (const box of document.querySelectorAll('.table-wrap'))
+      if (box.scrollWidth > box.clientWidth + 1)
+        problems.push('a table wider than its column at ' + window.innerWidth + ' px: ' + box.scrollWidth +
+          ' > ' + box.clientWidth + ' px, headed ' + [...box.querySelectorAll('th')].map((th) => th.textContent.trim()).join(' | '));
   if (!root.getAttribute('lang')) problems.push('<html> without lang');
   if (document.title.trim() === '') problems.push('no <title>');
   return problems;
