@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf, signedInMember, TEST_PASSWORD } from '../support/console-browser.js';
+import {
+  ConsoleBrowser,
+  csrfOf,
+  signedInMember,
+  TEST_PASSWORD,
+  unescapeHtml,
+} from '../support/console-browser.js';
 import { resetLinkIn, startSmtpSink, MAIL_FROM, type SmtpSink } from '../support/smtp-sink.js';
 import { buildApp } from '../../src/http/app.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
@@ -27,15 +33,6 @@ import type { ConsoleRole } from '../../src/domain/console/roles.js';
 const PASSWORD = TEST_PASSWORD;
 const NEW_PASSWORD = 'a brand new passphrase for this';
 let counter = 0;
-
-/** An attribute-escaped value as the page has it, unescaped. */
-const unescape = (text: string) =>
-  text
-    .replaceAll('&lt;', '<')
-    .replaceAll('&gt;', '>')
-    .replaceAll('&quot;', '"')
-    .replaceAll('&#39;', "'")
-    .replaceAll('&amp;', '&');
 
 /** A link's path and query, as a browser requests it. */
 const pathOf = (link: string) => {
@@ -127,7 +124,7 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
       },
     );
     assert.equal(created.statusCode, 201);
-    const pendingLink = unescape(/id="invitation-link">([^<]+)</.exec(created.body)![1]!);
+    const pendingLink = unescapeHtml(/id="invitation-link">([^<]+)</.exec(created.body)![1]!);
     const expiredEmail = email('expired');
     const expiredLink = await invite(wsId, expiredEmail, 'admin', Date.now() - 25 * 3_600_000);
 
@@ -180,7 +177,7 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
       invitation: expired.id,
     });
     assert.equal(resent.statusCode, 201);
-    const newLink = unescape(/id="invitation-link">([^<]+)</.exec(resent.body)![1]!);
+    const newLink = unescapeHtml(/id="invitation-link">([^<]+)</.exec(resent.body)![1]!);
     assert.notEqual(newLink, expiredLink);
     const hours =
       (Date.parse(/until\s+<time datetime="([^"]+)">/.exec(resent.body)![1]!) - Date.now()) / 3_600_000;
@@ -348,7 +345,7 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /already have a console account/);
     assert.doesNotMatch(page.body, /type="password"/);
-    const signInHref = unescape(
+    const signInHref = unescapeHtml(
       /<a href="(\/console\/sign-in\?[^"]+)">Sign in to accept<\/a>/.exec(page.body)![1]!,
     );
     // The page has no form of its own; the sign-in page's token is the same browser's.
@@ -400,7 +397,7 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     const signInPage = await person.get(signInHref);
     assert.equal(signInPage.statusCode, 200);
     assert.match(signInPage.body, new RegExp(`name="email"[^>]*value="${address.replace(/\./g, '\\.')}"`));
-    const next = unescape(/name="next" value="([^"]+)"/.exec(signInPage.body)![1]!);
+    const next = unescapeHtml(/name="next" value="([^"]+)"/.exec(signInPage.body)![1]!);
     assert.equal(next, pathOf(link));
     const signedIn = await person.post('/console/sign-in', {
       _csrf: csrfOf(signInPage.body),
@@ -540,9 +537,9 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
 
     const first = await issue(address.toUpperCase());
     assert.equal(first.statusCode, 201);
-    const firstLink = unescape(/id="reset-link">([^<]+)</.exec(first.body)![1]!);
+    const firstLink = unescapeHtml(/id="reset-link">([^<]+)</.exec(first.body)![1]!);
     const issued = await issue(address);
-    const link = unescape(/id="reset-link">([^<]+)</.exec(issued.body)![1]!);
+    const link = unescapeHtml(/id="reset-link">([^<]+)</.exec(issued.body)![1]!);
     assert.ok(link.startsWith(`${t.config.publicUrl}/console/reset-password?token=dxr_`), link);
     const token = new URL(link).searchParams.get('token')!;
     // Stored as its hash only; the newer link voided the first.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf } from '../support/console-browser.js';
+import { ConsoleBrowser, csrfOf, unescapeHtml } from '../support/console-browser.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
 import { SqlProxyIdStore } from '../../src/domain/identity/proxy-ids.js';
@@ -25,23 +25,14 @@ let counter = 0;
 function textOf(page: string, id: string): string {
   const m = new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(page);
   if (m === null) throw new Error(`no element #${id} on the page:\n${page}`);
-  return unescape(m[1]!.trim());
-}
-
-function unescape(text: string): string {
-  return text
-    .replaceAll('&lt;', '<')
-    .replaceAll('&gt;', '>')
-    .replaceAll('&quot;', '"')
-    .replaceAll('&#39;', "'")
-    .replaceAll('&amp;', '&');
+  return unescapeHtml(m[1]!.trim());
 }
 
 /** The private key of a result page's text box. */
 function privateKeyOf(page: string): string {
   const m = /<textarea id="private-key"[^>]*>([\s\S]*?)<\/textarea>/.exec(page);
   if (m === null) throw new Error(`no private key on the page:\n${page}`);
-  return unescape(m[1]!);
+  return unescapeHtml(m[1]!);
 }
 
 await forEachDatabase('console: operator pages', (target) => {

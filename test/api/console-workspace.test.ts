@@ -6,7 +6,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf, signedInMember, TEST_PASSWORD } from '../support/console-browser.js';
+import {
+  ConsoleBrowser,
+  csrfOf,
+  signedInMember,
+  TEST_PASSWORD,
+  unescapeHtml,
+} from '../support/console-browser.js';
 import { accessToken, onboardApp, type TestPartner } from '../support/onboarding.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
@@ -19,11 +25,14 @@ import { AUDIT_PAGE_SIZE } from '../../src/http/routes/console/audit-log.js';
 const PASSWORD = TEST_PASSWORD;
 let counter = 0;
 
-/** The key page's rotation form as the browser sends it: its CSRF token and the key version shown. */
+/** The key page's rotation form as the browser sends it: its CSRF token, the key version shown, and
+ * the workspace's name typed as the page asks. */
 function keyForm(page: string): Record<string, string> {
   const keyVersion = /name="keyVersion" value="(\d+)"/.exec(page)?.[1];
   assert.ok(keyVersion !== undefined, 'the rotation form carries the key version');
-  return { _csrf: csrfOf(page), keyVersion };
+  const name = /Type the workspace's name, <strong>([^<]*)<\/strong>/.exec(page)?.[1];
+  assert.ok(name !== undefined, 'the rotation form asks for the name');
+  return { _csrf: csrfOf(page), keyVersion, confirmName: unescapeHtml(name) };
 }
 
 await forEachDatabase('web console: workspace settings', (target) => {
@@ -121,6 +130,15 @@ await forEachDatabase('web console: workspace settings', (target) => {
     assert.match(page.body, /must be given the new key/);
     assert.match(page.body, new RegExp(`<li>${partner.app.name}</li>`));
     assert.match(page.body, new RegExp(`<form method="post" action="/console/workspaces/${wsId}/key">`));
+
+    // Confirmed by typing the workspace's name, as deleting a dataset is: another name rotates nothing.
+    const mistyped = await owner.b.post(`/console/workspaces/${wsId}/key`, {
+      ...keyForm(page.body),
+      confirmName: 'not the name',
+    });
+    assert.equal(mistyped.statusCode, 400);
+    assert.match(mistyped.body, /Nothing was rotated: type the workspace&#39;s name/);
+    assert.equal((await me(oldToken)).statusCode, 200, 'the old token still works');
 
     const rotated = await owner.b.post(`/console/workspaces/${wsId}/key`, keyForm(page.body));
     assert.equal(rotated.statusCode, 200);

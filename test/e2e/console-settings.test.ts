@@ -69,6 +69,7 @@ await consoleSuite('console workspace settings in Chromium', (c) => {
     const effects = await page.locator('#rotation-effects').innerText();
     assert.match(effects, /stops working at once/);
     assert.match(await page.getByRole('main').innerText(), new RegExp(w.app.app.name));
+    await page.getByLabel("Type the workspace's name").fill(w.name);
     await page.getByRole('button', { name: 'Rotate the Workspace Key now' }).click();
     await page.getByRole('heading', { level: 1, name: `New Workspace Key of ${w.name}` }).waitFor();
     const newKey = (await page.locator('#workspace-key').innerText()).trim();

@@ -8,6 +8,16 @@ import { invitationLink, inviteMember } from '../../src/domain/console/people.js
 import type { ConsoleRole } from '../../src/domain/console/roles.js';
 import type { Fixture } from './fixture.js';
 
+/** Text or an attribute value as a page has it (escaped by the console's html template), unescaped. */
+export function unescapeHtml(text: string): string {
+  return text
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&amp;', '&');
+}
+
 /** The value of the page's CSRF field, or throws when the page has none. */
 export function csrfOf(page: string): string {
   const m = /name="_csrf" value="([^"]+)"/.exec(page);

@@ -277,7 +277,7 @@ export function revokeKeyPage(
       </p>
       <form method="post" action="${OPERATOR_BASE}/apps/${key.appId}/keys/${key.kid}/revoke">
         ${csrfField(ctx)}
-        <button type="submit">Revoke key ${key.kid}</button>
+        <button type="submit" class="danger">Revoke key ${key.kid}</button>
       </form>
       ${back(`${OPERATOR_BASE}/apps/${key.appId}`, 'Cancel, back to the app')}`,
   );
@@ -461,7 +461,7 @@ export function revokeProxyIdPage(ctx: PageContext, info: ProxyIdInfo, refreshSe
       </p>
       <form method="post" action="${OPERATOR_BASE}/proxy-ids/${info.prefix}/revoke">
         ${csrfField(ctx)}
-        <button type="submit">Revoke ${info.prefix}</button>
+        <button type="submit" class="danger">Revoke ${info.prefix}</button>
       </form>
       ${back(`${OPERATOR_BASE}/proxy-ids`, 'Cancel, back to the proxy IDs')}`,
   );

@@ -39,6 +39,14 @@ export function workspaceKeyPage(
     ? html`<form method="post" action="${base(opts)}/key">
         ${csrfField(ctx)}
         <input type="hidden" name="keyVersion" value="${String(opts.keyVersion)}" />
+        <label for="confirmName">Type the workspace's name, <strong>${opts.name}</strong>, to confirm</label>
+        <input
+          id="confirmName"
+          name="confirmName"
+          required
+          autocomplete="off"
+          ${opts.error !== undefined ? html`aria-describedby="form-error" aria-invalid="true"` : ''}
+        />
         <button type="submit" class="danger">Rotate the Workspace Key now</button>
       </form>`
     : html`<p id="owners-only">Only an owner of the workspace (or the operator) can rotate its key.</p>`;

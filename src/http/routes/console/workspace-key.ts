@@ -22,6 +22,8 @@ const STALE_FORM =
   'The key shown after that rotation is the current one; rotate again only if it is lost.';
 const INCOMPLETE_FORM =
   'Nothing was rotated: the form did not say which key to rotate. Use the button below.';
+const NAME_NOT_TYPED =
+  "Nothing was rotated: type the workspace's name exactly as shown to confirm that every connected app loses access.";
 
 export function workspaceKeyRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
   const keyPage = async (
@@ -58,6 +60,9 @@ export function workspaceKeyRoutes(scope: FastifyInstance, deps: ApiDeps, db: Co
     const fromVersion = Number(field(request.body, 'keyVersion'));
     if (!Number.isSafeInteger(fromVersion) || fromVersion < 1)
       return keyPage(request, reply, access, 400, INCOMPLETE_FORM);
+    // As deleting a dataset: a change that cuts off every connected app is confirmed by typing.
+    if (field(request.body, 'confirmName').trim() !== access.workspaceName.trim())
+      return keyPage(request, reply, access, 400, NAME_NOT_TYPED);
     const actor = { accountId: account.id, name: account.email };
     const workspaceKey = await db
       .transaction()
