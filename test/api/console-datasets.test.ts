@@ -127,6 +127,13 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.match(page.body, /<td><code>id<\/code><\/td>\s*<td>integer<\/td>\s*<td>yes<\/td>\s*<td>yes<\/td>/);
     assert.match(page.body, /<td><code>name<\/code><\/td>\s*<td>string<\/td>\s*<td>yes<\/td>\s*<td>no<\/td>/);
     assert.match(page.body, /Records are identified by id\./);
+    // Who made it: the app whose token created it, for the workspace.
+    assert.match(
+      page.body,
+      new RegExp(
+        `<dt>Created</dt>\\s*<dd><time [^>]+>[^<]+</time> by the app <strong>${c.canvass.name}</strong>, for `,
+      ),
+    );
     // The load, with its counts.
     assert.match(page.body, new RegExp(`href="${base}/jobs/${c.jobId}">create \\(csv\\)</a>`));
     assert.match(page.body, /<td>Completed<\/td>\s*<td>4<\/td>\s*<td>3<\/td>\s*<td>1<\/td>/);
@@ -144,6 +151,10 @@ await forEachDatabase('console datasets and loads', (target) => {
     const job = await b.get(`${base}/jobs/${c.jobId}`);
     assert.equal(job.statusCode, 200);
     assert.match(job.body, /<dd id="job-status">Completed<\/dd>/);
+    assert.match(
+      job.body,
+      new RegExp(`<dt>Asked for by</dt>\\s*<dd>the app <strong>${c.canvass.name}</strong>, for `),
+    );
     const timeline = /<ol id="timeline">([\s\S]*?)<\/ol>/.exec(job.body)![1]!;
     const steps = [
       ...timeline.matchAll(

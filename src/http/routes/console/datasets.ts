@@ -1,6 +1,7 @@
 // A workspace's datasets in the console: the list, one dataset, changing which apps can see it,
 // and deleting it after a confirmation. Reads and changes go through the same domain functions as
 // the API (a member reads as `workspaceReader`: every dataset of the workspace, whatever its tags).
+import { datasetMadeBy } from '../../../domain/console/origins.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { problem } from '../../../errors.js';
 import type { ApiDeps } from '../../deps.js';
@@ -95,16 +96,18 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
     const datasetId = idParam(request.params, 'datasetId', 'dataset');
     const reader = workspaceReader(access.workspaceId);
     const dataset = await getDataset(deps.db, reader, datasetId);
-    const [connected, jobs, records] = await Promise.all([
+    const [connected, jobs, records, madeBy] = await Promise.all([
       connectedApps(deps.db, access.workspaceId),
       listDatasetJobs(deps.db, reader, datasetId, signing(), { pageSize: String(RECENT_JOBS) }).then(
         (page) => page.data,
       ),
       recordsPage(deps.db, deps.records, reader, datasetId, { pageSize: String(FIRST_RECORDS) }),
+      datasetMadeBy(deps.db, datasetId),
     ]);
     const page = datasetPage(pageContext(deps, request), {
       workspaceId: access.workspaceId,
       dataset,
+      madeBy,
       connected,
       canChange: access.powers.canChange,
       jobs,

@@ -77,6 +77,14 @@ function readingProgress(job: Job): string {
   return `${rows}, ${share} % of ${fileSize(progress.bytesTotal)} read`;
 }
 
+/** Who made a dataset or asked for a load: the app, for the workspace; the workspace alone when
+ * no app is recorded (loads made before loads recorded their installation). */
+function madeByWords(app: string | null, workspaceOwner: string): SafeHtml {
+  return app !== null
+    ? html`the app <strong>${app}</strong>, for ${workspaceOwner}`
+    : html`${workspaceOwner}`;
+}
+
 /** What each load mode does to the dataset's records (docs/loading.md, "Load modes"). */
 const MODE_WORDS: Record<LoadMode, string> = {
   create: 'first load: the file becomes the records',
@@ -165,6 +173,8 @@ export function datasetPage(
   opts: {
     workspaceId: number;
     dataset: Dataset;
+    /** The app that created the dataset (null: none recorded). */
+    madeBy: string | null;
     connected: TagApp[];
     canChange: boolean;
     jobs: Job[];
@@ -194,7 +204,7 @@ export function datasetPage(
         <dt>Last update</dt>
         <dd>${d.dateLastRecordUpdated !== null ? when(d.dateLastRecordUpdated) : 'never loaded'}</dd>
         <dt>Created</dt>
-        <dd>${when(d.dateCreated)} by ${d.createdBy.displayName}</dd>
+        <dd>${when(d.dateCreated)} by ${madeByWords(opts.madeBy, d.createdBy.displayName)}</dd>
       </dl>
       ${appsSection(ctx, href, d, opts.connected, opts.canChange)}
       <h2>Schema</h2>
@@ -377,6 +387,8 @@ export function jobPage(
     workspaceId: number;
     datasetName: string;
     job: Job;
+    /** The app whose installation asked for the load (null: none recorded). */
+    askedBy: string | null;
     timeline: JobStatusEntry[];
     errors: ErrorsPage;
     /** Whether this page of errors is a later one (a link back to the first is shown). */
@@ -412,7 +424,7 @@ export function jobPage(
             : ''
         }
         <dt>Asked for by</dt>
-        <dd>${job.createdBy.displayName}</dd>
+        <dd>${madeByWords(opts.askedBy, job.createdBy.displayName)}</dd>
       </dl>
       <h2>Timeline</h2>
       <ol id="timeline">
