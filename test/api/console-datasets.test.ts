@@ -43,6 +43,20 @@ await forEachDatabase('console datasets and loads', (target) => {
     return { status: res.statusCode, json: () => res.json<Record<string, unknown>>(), text: res.body };
   }
 
+  /** Polls the load until it ends, and fails unless it ended as `expected`. */
+  async function jobEnds(token: string, jobId: string, expected: 'Completed' | 'Failed') {
+    for (let i = 0; ; i++) {
+      const job = await api(token, 'GET', `/datasets/jobs/${jobId}`);
+      const status = (job.json() as { currentStatus: { status: string } }).currentStatus.status;
+      if (status === expected) return;
+      assert.ok(
+        !['Completed', 'Failed', 'Expired'].includes(status) && i < 400,
+        `job ${status}: ${job.text}`,
+      );
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
   /** A workspace with two connected apps, a dataset both can see, and one finished load with a bad row. */
   async function campaign(csv = CSV, maxBadRecords = 1) {
     const canvass = await onboardApp(t, `Canvass App ${++counter}`);
@@ -74,13 +88,7 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal(upload.status, 202, upload.text);
     const { url, jobId } = upload.json() as { url: string; jobId: string };
     assert.equal((await putFile(url, csv)).status, 200);
-    for (let i = 0; ; i++) {
-      const job = await api(canvassToken, 'GET', `/datasets/jobs/${jobId}`);
-      const status = (job.json() as { currentStatus: { status: string } }).currentStatus.status;
-      if (status === 'Completed') break;
-      assert.ok(status !== 'Failed' && i < 400, `job ${status}: ${job.text}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await jobEnds(canvassToken, jobId, 'Completed');
     return {
       workspaceId: canvass.workspaceId,
       canvass: { id: canvass.app.id, name: canvass.app.name, token: canvassToken },
@@ -190,13 +198,7 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.equal(upload.status, 202, upload.text);
     const { url, jobId } = upload.json() as { url: string; jobId: string };
     assert.equal((await putFile(url, 'id\n1\n9\n')).status, 200);
-    for (let i = 0; ; i++) {
-      const job = await api(c.canvass.token, 'GET', `/datasets/jobs/${jobId}`);
-      const status = (job.json() as { currentStatus: { status: string } }).currentStatus.status;
-      if (status === 'Completed') break;
-      assert.ok(status !== 'Failed' && i < 400, `job ${status}: ${job.text}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await jobEnds(c.canvass.token, jobId, 'Completed');
     const { b } = await member(c.workspaceId, 'viewer');
     const page = await b.get(`/console/workspaces/${c.workspaceId}/jobs/${jobId}`);
     assert.equal(page.statusCode, 200);
@@ -238,13 +240,7 @@ await forEachDatabase('console datasets and loads', (target) => {
     });
     const { url, jobId } = failing.json() as { url: string; jobId: string };
     assert.equal((await putFile(url, 'id,name,note\nx,Bad,row\ny,Bad,row\n')).status, 200);
-    for (let i = 0; ; i++) {
-      const job = await api(c.canvass.token, 'GET', `/datasets/jobs/${jobId}`);
-      const status = (job.json() as { currentStatus: { status: string } }).currentStatus.status;
-      if (status === 'Failed') break;
-      assert.ok(status !== 'Completed' && i < 400, `job ${status}: ${job.text}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await jobEnds(c.canvass.token, jobId, 'Failed');
     const failed = await b.get(`${base}/jobs/${jobId}`);
     assert.match(failed.body, /<dd id="job-status">Failed<\/dd>/);
     assert.match(

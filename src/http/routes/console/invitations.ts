@@ -6,11 +6,9 @@ import type { ApiDeps } from '../../deps.js';
 import type { ConsoleDb } from '../../../domain/console/db.js';
 import { requireChange, workspaceAccess } from '../../../domain/console/access.js';
 import { resendInvitation, revokeInvitation } from '../../../domain/console/invitations.js';
-import { invitationLink } from '../../../domain/console/people.js';
-import { pageContext, requireSession, sendPage } from './context.js';
+import { requireSession } from './context.js';
 import { field } from './form.js';
-import { invitationCreatedPage } from './pages.js';
-import { workspaceIdOf } from './workspaces.js';
+import { sendInvitationCreated, workspaceIdOf } from './workspaces.js';
 
 export function invitationRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
   /** The session's access and actor, refused (403) for whoever may only look. */
@@ -38,15 +36,6 @@ export function invitationRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
   scope.post('/workspaces/:workspaceId/invitations/resend', async (request, reply) => {
     const { access, actor, target } = await changer(request);
     const invitation = await db.transaction().execute((trx) => resendInvitation(trx, actor, target));
-    return sendPage(
-      reply,
-      201,
-      invitationCreatedPage(pageContext(deps, request), {
-        workspaceId: access.workspaceId,
-        email: invitation.email,
-        link: invitationLink(deps.config.publicUrl, invitation.token),
-        expiresAt: invitation.expiresAt,
-      }),
-    );
+    return sendInvitationCreated(deps, request, reply, access.workspaceId, invitation);
   });
 }

@@ -2,27 +2,11 @@
 // email, password), "forgot password", the reset link's page, and the operator's reset link.
 import { html } from './html.js';
 import { when } from './times.js';
-import { csrfField, errorBox, layout, type PageContext } from './pages.js';
+import { csrfField, errorBox, layout, newPasswordFields, type PageContext } from './pages.js';
 
 const noticeBox = (message: string | null) =>
   message !== null ? html`<p class="notice" role="status">${message}</p>` : '';
 const minutes = (ms: number) => Math.round(ms / 60_000);
-
-const newPasswordFields = (label: string) =>
-  html`<label for="new-password">${label}</label>
-    <input
-      id="new-password"
-      name="password"
-      type="password"
-      autocomplete="new-password"
-      required
-      minlength="12"
-      maxlength="256"
-      aria-describedby="new-password-hint"
-    />
-    <p class="hint" id="new-password-hint">At least 12 characters. A few unrelated words make a good one.</p>
-    <label for="confirm">Type the new password again</label>
-    <input id="confirm" name="confirm" type="password" autocomplete="new-password" required />`;
 
 /** The signed-in person's account: display name, email, and a password change. */
 export function accountPage(
@@ -73,7 +57,7 @@ export function accountPage(
           autocomplete="current-password"
           required
         />
-        ${newPasswordFields('New password')}
+        ${newPasswordFields('new-password', { password: 'New password', again: 'Type the new password again' })}
         <p class="hint">Changing it signs you out everywhere else you are signed in.</p>
         <button type="submit">Change the password</button>
       </form>`,
@@ -149,7 +133,7 @@ export function resetPasswordPage(
         ${csrfField(ctx)}
         <input type="hidden" name="token" value="${opts.token}" />
         <input type="hidden" name="username" value="${opts.email}" autocomplete="username" />
-        ${newPasswordFields('New password')}
+        ${newPasswordFields('new-password', { password: 'New password', again: 'Type the new password again' })}
         <p class="hint">Setting it signs this account out everywhere it is signed in.</p>
         <button type="submit">Set the new password</button>
       </form>`,

@@ -49,6 +49,25 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
     </html> `.value;
 }
 
+/** The fields that choose a new password (posted as `password` and `confirm`): the password with
+ * its rule, then the same typed again. `id` is the password input's, unique on its page. */
+export function newPasswordFields(id: string, labels: { password: string; again: string }): SafeHtml {
+  return html`<label for="${id}">${labels.password}</label>
+    <input
+      id="${id}"
+      name="password"
+      type="password"
+      autocomplete="new-password"
+      required
+      minlength="12"
+      maxlength="256"
+      aria-describedby="${id}-hint"
+    />
+    <p class="hint" id="${id}-hint">At least 12 characters. A few unrelated words make a good one.</p>
+    <label for="confirm">${labels.again}</label>
+    <input id="confirm" name="confirm" type="password" autocomplete="new-password" required />`;
+}
+
 export const errorBox = (message: string | null) =>
   message !== null ? html`<p class="error" role="alert" id="form-error">${message}</p>` : '';
 
@@ -123,20 +142,7 @@ export function acceptPage(
       maxlength="200"
       value="${opts.displayName}"
     />
-    <label for="password">Choose a password</label>
-    <input
-      id="password"
-      name="password"
-      type="password"
-      autocomplete="new-password"
-      required
-      minlength="12"
-      maxlength="256"
-      aria-describedby="password-hint"
-    />
-    <p class="hint" id="password-hint">At least 12 characters. A few unrelated words make a good one.</p>
-    <label for="confirm">Type the password again</label>
-    <input id="confirm" name="confirm" type="password" autocomplete="new-password" required />
+    ${newPasswordFields('password', { password: 'Choose a password', again: 'Type the password again' })}
     <button type="submit">Set password</button>`;
   const form = (fields: SafeHtml) =>
     html`<form method="post" action="/console/invitation">

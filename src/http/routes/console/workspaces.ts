@@ -1,6 +1,6 @@
 // The signed-in pages: home (the member's workspaces; all of them for the operator) and a
 // workspace's home with its Workspace ID, the viewer's role, members and invitations.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem } from '../../../errors.js';
 import type { ApiDeps } from '../../deps.js';
 import type { ConsoleDb } from '../../../domain/console/db.js';
@@ -79,15 +79,26 @@ export function workspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: Conso
           { workspaceId: access.workspaceId, email: field(request.body, 'email'), role },
         ),
       );
-    return sendPage(
-      reply,
-      201,
-      invitationCreatedPage(pageContext(deps, request), {
-        workspaceId: access.workspaceId,
-        email: invitation.email,
-        link: invitationLink(deps.config.publicUrl, invitation.token),
-        expiresAt: invitation.expiresAt,
-      }),
-    );
+    return sendInvitationCreated(deps, request, reply, access.workspaceId, invitation);
   });
+}
+
+/** The page that shows a new invitation's link once (made, or sent again): 201. */
+export function sendInvitationCreated(
+  deps: ApiDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  workspaceId: number,
+  invitation: { email: string; token: string; expiresAt: Date },
+): FastifyReply {
+  return sendPage(
+    reply,
+    201,
+    invitationCreatedPage(pageContext(deps, request), {
+      workspaceId,
+      email: invitation.email,
+      link: invitationLink(deps.config.publicUrl, invitation.token),
+      expiresAt: invitation.expiresAt,
+    }),
+  );
 }
