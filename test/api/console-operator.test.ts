@@ -23,9 +23,14 @@ let counter = 0;
 
 /** The text of the element with `id` (escaped as the page has it, then unescaped). */
 function textOf(page: string, id: string): string {
-  const m = new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(page);
+  const m = new RegExp(`<(\\w+)[^>]*id="${id}"[^>]*>([\\s\\S]*?)</\\1>`).exec(page);
   if (m === null) throw new Error(`no element #${id} on the page:\n${page}`);
-  return unescapeHtml(m[1]!.trim());
+  return unescapeHtml(
+    m[2]!
+      .replace(/<[^>]*>/g, '')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
 }
 
 /** The private key of a result page's text box. */
@@ -317,10 +322,11 @@ await forEachDatabase('console: operator pages', (target) => {
     );
   });
 
-  test('the health page counts queued, running and recently failed jobs', async () => {
+  test('the health page counts queued, running and recently failed jobs, and says how long the oldest has waited', async () => {
     const empty = await op.get(OP);
     assert.equal(empty.statusCode, 200);
     assert.equal(textOf(empty.body, 'jobs-queued'), '0');
+    assert.equal(textOf(empty.body, 'jobs-oldest-queued'), 'no job waits for a worker');
     assert.equal(textOf(empty.body, 'database-engine'), target.name === 'sqlite' ? 'SQLite' : 'PostgreSQL');
     assert.match(textOf(empty.body, 'service-version'), /^\d+\.\d+\.\d+/);
 
@@ -362,6 +368,11 @@ await forEachDatabase('console: operator pages', (target) => {
     assert.equal(textOf(page.body, 'jobs-queued'), '3');
     assert.equal(textOf(page.body, 'jobs-running'), '1');
     assert.equal(textOf(page.body, 'jobs-failed'), '2');
+    // The job queued 3 hours ago has waited longest.
+    assert.match(
+      textOf(page.body, 'jobs-oldest-queued'),
+      /^3 h 0 min, queued \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+    );
     // The same figures as the gauges of a worker's /metrics (an API-only process exports none).
     const worker = createServices({ ...t.config, roles: ['worker'] }, t.database);
     const metrics = await worker.metrics.metrics();

@@ -25,3 +25,14 @@ export async function countJobsFailedSince(db: Kysely<Tables>, sinceMs: number):
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
+
+/** When the job that has waited longest for a worker was queued (its updated_at: the move to
+ * Queued, or back to it after a lapsed lease), or null when none waits. */
+export async function oldestQueuedSince(db: Kysely<Tables>): Promise<string | null> {
+  const row = await db
+    .selectFrom('dataset_jobs')
+    .select((eb) => eb.fn.min('updated_at').as('since'))
+    .where('status', '=', 'Queued')
+    .executeTakeFirst();
+  return row?.since ?? null;
+}

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../deps.js';
 import type { ConsoleDb } from '../../../domain/console/db.js';
-import { countJobsFailedSince, countJobsInState } from '../../../domain/jobs/counts.js';
+import { countJobsFailedSince, countJobsInState, oldestQueuedSince } from '../../../domain/jobs/counts.js';
 import { packageVersion } from '../../../lib/version.js';
 import type { Engine } from '../../../storage/db/database.js';
 import { pageContext, sendPage } from './context.js';
@@ -34,10 +34,11 @@ export function operatorRoutes(scope: FastifyInstance, deps: ApiDeps, db: Consol
   scope.get('/operator', async (request, reply) => {
     requireOperator(request);
     const now = Date.now();
-    const [queued, running, failedLastDay] = await Promise.all([
+    const [queued, running, failedLastDay, oldestQueued] = await Promise.all([
       countJobsInState(deps.db, 'Queued'),
       countJobsInState(deps.db, 'Running'),
       countJobsFailedSince(deps.db, now - DAY_MS),
+      oldestQueuedSince(deps.db),
     ]);
     const uptime = process.uptime();
     return sendPage(
@@ -47,6 +48,10 @@ export function operatorRoutes(scope: FastifyInstance, deps: ApiDeps, db: Consol
         queued,
         running,
         failedLastDay,
+        oldestQueued:
+          oldestQueued === null
+            ? null
+            : { since: oldestQueued, waited: formatUptime((now - Date.parse(`${oldestQueued}Z`)) / 1000) },
         engine: ENGINE_NAMES[deps.database.engine.kind],
         version: packageVersion(),
         startedAt: new Date(now - uptime * 1000),

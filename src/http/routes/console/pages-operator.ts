@@ -58,6 +58,8 @@ export function operatorHomePage(
     queued: number;
     running: number;
     failedLastDay: number;
+    /** The job that has waited longest for a worker: since when, and for how long; null: none waits. */
+    oldestQueued: { since: string; waited: string } | null;
     engine: string;
     version: string;
     startedAt: Date;
@@ -77,6 +79,14 @@ export function operatorHomePage(
       <dl>
         <dt>Jobs queued</dt>
         <dd id="jobs-queued">${health.queued}</dd>
+        <dt>Waiting longest</dt>
+        <dd id="jobs-oldest-queued">
+          ${
+            health.oldestQueued === null
+              ? 'no job waits for a worker'
+              : html`${health.oldestQueued.waited}, queued ${when(health.oldestQueued.since)}`
+          }
+        </dd>
         <dt>Jobs running</dt>
         <dd id="jobs-running">${health.running}</dd>
         <dt>Jobs failed in the last 24 hours</dt>
