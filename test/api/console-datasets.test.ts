@@ -7,7 +7,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf, signedInMember, TEST_PASSWORD } from '../support/console-browser.js';
+import {
+  ConsoleBrowser,
+  csrfOf,
+  signedInMember,
+  TEST_PASSWORD,
+  unescapeHtml,
+} from '../support/console-browser.js';
+import { FIRST_RECORDS, RECENT_JOBS } from '../../src/http/routes/console/pages-datasets.js';
 import { accessToken, onboardApp, ownToken } from '../support/onboarding.js';
 import { putFile } from '../support/loading.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
@@ -249,6 +256,53 @@ await forEachDatabase('console datasets and loads', (target) => {
     );
     const list = await b.get(`${base}/datasets/${c.datasetId}`);
     assert.match(list.body, /<td>Failed<\/td>\s*<td>2<\/td>\s*<td>none \(failed\)<\/td>/);
+  });
+
+  test("a dataset's loads and records page with the API's own tokens; a bad token is a 400 page", async () => {
+    const c = await campaign();
+    const { b } = await member(c.workspaceId, 'viewer');
+    const href = `/console/workspaces/${c.workspaceId}/datasets/${c.datasetId}`;
+    const load = async (csv: string) => {
+      const upload = await api(c.canvass.token, 'POST', `/datasets/${c.datasetId}/uploadUrl?mode=replace`, {
+        contentType: 'csv',
+      });
+      const { url, jobId } = upload.json() as { url: string; jobId: string };
+      assert.equal((await putFile(url, csv)).status, 200);
+      await jobEnds(c.canvass.token, jobId, 'Completed');
+    };
+    // One more load than a page shows, the last with ten records more than a page.
+    const rows = FIRST_RECORDS + 10;
+    for (let i = 1; i < RECENT_JOBS; i++) await load('id,name,note\n1,Ada,\n');
+    await load(
+      ['id,name,note', ...Array.from({ length: rows }, (_, i) => `${i + 1},N${i + 1},`), ''].join('\n'),
+    );
+
+    const first = await b.get(href);
+    assert.equal(first.statusCode, 200);
+    const loadsShown = (body: string) => (body.match(/href="[^"]+\/jobs\/[0-9a-f-]{36}"/g) ?? []).length;
+    assert.equal(loadsShown(first.body), RECENT_JOBS);
+    assert.match(first.body, new RegExp(`The first ${FIRST_RECORDS} of ${rows} records`));
+    const older = /<a href="([^"]+\?loads=[^"]+)" rel="next">Older loads<\/a>/.exec(first.body)?.[1];
+    const next = /<a href="([^"]+\?records=[^"]+)" rel="next">Next records<\/a>/.exec(first.body)?.[1];
+    assert.ok(older !== undefined && next !== undefined, 'both lists link to their next page');
+
+    const olderPage = await b.get(unescapeHtml(older));
+    assert.equal(olderPage.statusCode, 200);
+    assert.equal(loadsShown(olderPage.body), 1, 'the first load, alone on the second page');
+    assert.match(olderPage.body, /<h2 id="loads">Older loads<\/h2>/);
+    assert.match(olderPage.body, new RegExp(`<a href="${href}#loads">Newest loads</a>`));
+    assert.doesNotMatch(olderPage.body, />Older loads<\/a>/);
+
+    const nextPage = await b.get(unescapeHtml(next));
+    assert.equal(nextPage.statusCode, 200);
+    assert.match(nextPage.body, new RegExp(`10 of ${rows} records, in key order, after those before`));
+    assert.match(nextPage.body, new RegExp(`<span class="cell">N${FIRST_RECORDS + 1}</span>`));
+    assert.doesNotMatch(nextPage.body, /<span class="cell">N1<\/span>/);
+    assert.doesNotMatch(nextPage.body, />Next records<\/a>/);
+
+    const bad = await b.get(`${href}?records=not-a-token`);
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.headers['content-type'] as string, /^text\/html/);
   });
 
   test("a load's row errors page 100 at a time, in line order", async () => {

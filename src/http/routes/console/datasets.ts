@@ -59,6 +59,12 @@ const NOTICES = {
   saved: 'Saved. The page shows which apps can see this dataset now.',
   deleted: 'The dataset was deleted.',
 } as const;
+/** A page token from the query string, or null when there is none. */
+function queryToken(query: unknown, name: string): string | null {
+  const value = (query as Record<string, unknown>)[name];
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
 function noticeOf(query: unknown): string | null {
   const done = (query as { done?: unknown }).done;
   return typeof done === 'string' && Object.hasOwn(NOTICES, done)
@@ -96,12 +102,20 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
     const datasetId = idParam(request.params, 'datasetId', 'dataset');
     const reader = workspaceReader(access.workspaceId);
     const dataset = await getDataset(deps.db, reader, datasetId);
+    // The API's own page tokens page the loads and the records, each on its own (a bad token is
+    // the API's 400, shown as a page).
+    const loadsToken = queryToken(request.query, 'loads');
+    const recordsToken = queryToken(request.query, 'records');
     const [connected, jobs, records, madeBy] = await Promise.all([
       connectedApps(deps.db, access.workspaceId),
-      listDatasetJobs(deps.db, reader, datasetId, signing(), { pageSize: String(RECENT_JOBS) }).then(
-        (page) => page.data,
-      ),
-      recordsPage(deps.db, deps.records, reader, datasetId, { pageSize: String(FIRST_RECORDS) }),
+      listDatasetJobs(deps.db, reader, datasetId, signing(), {
+        pageSize: String(RECENT_JOBS),
+        ...(loadsToken !== null ? { pageToken: loadsToken } : {}),
+      }),
+      recordsPage(deps.db, deps.records, reader, datasetId, {
+        pageSize: String(FIRST_RECORDS),
+        ...(recordsToken !== null ? { pageToken: recordsToken } : {}),
+      }),
       datasetMadeBy(deps.db, datasetId),
     ]);
     const page = datasetPage(pageContext(deps, request), {
@@ -110,8 +124,8 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
       madeBy,
       connected,
       canChange: access.powers.canChange,
-      jobs,
-      records,
+      jobs: { page: jobs, later: loadsToken !== null },
+      records: { page: records, later: recordsToken !== null },
       notice: noticeOf(request.query),
     });
     return sendPage(reply, 200, page);

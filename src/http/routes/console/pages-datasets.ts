@@ -9,6 +9,7 @@ import type { TagApp } from '../../../domain/datasets/tags.js';
 import type { Job, JobStatusEntry } from '../../../domain/jobs/view.js';
 import type { JobStatus, LoadMode } from '../../../domain/jobs/status.js';
 import type { ErrorsPage } from '../../../domain/jobs/row-errors.js';
+import type { JobsPage } from '../../../domain/jobs/jobs.js';
 import type { RecordsPage } from '../../../domain/records/pages.js';
 import type { ReadValue } from '../../../storage/records/record-store.js';
 
@@ -177,8 +178,10 @@ export function datasetPage(
     madeBy: string | null;
     connected: TagApp[];
     canChange: boolean;
-    jobs: Job[];
-    records: RecordsPage;
+    /** A page of its loads, newest first, and whether it is a later one than the first. */
+    jobs: { page: JobsPage; later: boolean };
+    /** A page of its records, in key order, and whether it is a later one than the first. */
+    records: { page: RecordsPage; later: boolean };
     notice: string | null;
   },
 ): string {
@@ -224,10 +227,18 @@ export function datasetPage(
             : 'Records have no key: each row of a file is a record of its own.'
         }
       </p>
-      <h2>Recent loads</h2>
-      ${jobsTable(opts.workspaceId, opts.jobs)}
-      <h2>Records</h2>
-      ${recordsTable(opts.records, d.recordCount)}
+      <h2 id="loads">${opts.jobs.later ? 'Older loads' : 'Recent loads'}</h2>
+      ${jobsTable(opts.workspaceId, opts.jobs.page.data)}
+      ${pager(href, 'loads', opts.jobs.later, opts.jobs.page.metadata.nextPageToken, {
+        first: 'Newest loads',
+        next: 'Older loads',
+      })}
+      <h2 id="records">Records</h2>
+      ${recordsTable(opts.records.page, d.recordCount, opts.records.later)}
+      ${pager(href, 'records', opts.records.later, opts.records.page.nextPageToken, {
+        first: 'First records',
+        next: 'Next records',
+      })}
       ${
         opts.canChange
           ? html`<h2>Delete this dataset</h2>
@@ -323,16 +334,31 @@ function jobsTable(workspaceId: number, jobs: Job[]): SafeHtml {
 const count = (n: number | undefined | null) =>
   n === undefined || n === null ? '' : n.toLocaleString('en-US');
 
-function recordsTable(page: RecordsPage, total: number): SafeHtml {
-  if (page.rows.length === 0) return html`<p>The dataset holds no records.</p>`;
-  return html`<p class="hint">
-      ${
-        page.rows.length < total
-          ? `The first ${page.rows.length} of ${total.toLocaleString('en-US')} records, in key order.`
-          : `All ${page.rows.length} records, in key order.`
-      }
-      The API and exports give every record.
-    </p>
+/** Links to the first and the next page of one of a page's lists, kept apart by `param` (the
+ * list's page token) and brought back to the list's heading. */
+function pager(
+  href: string,
+  param: 'loads' | 'records',
+  later: boolean,
+  next: string | null,
+  words: { first: string; next: string },
+): SafeHtml | '' {
+  if (!later && next === null) return '';
+  return html`<p class="pager">
+    ${later ? html`<a href="${href}#${param}">${words.first}</a>` : ''}
+    ${next !== null ? html`<a href="${href}?${param}=${encodeURIComponent(next)}#${param}" rel="next">${words.next}</a>` : ''}
+  </p>`;
+}
+
+function recordsTable(page: RecordsPage, total: number, later: boolean): SafeHtml {
+  if (page.rows.length === 0)
+    return later ? html`<p>No more records.</p>` : html`<p>The dataset holds no records.</p>`;
+  const shown = later
+    ? `${page.rows.length} of ${total.toLocaleString('en-US')} records, in key order, after those before.`
+    : page.rows.length < total
+      ? `The first ${page.rows.length} of ${total.toLocaleString('en-US')} records, in key order.`
+      : `All ${page.rows.length} records, in key order.`;
+  return html`<p class="hint">${shown} Exports through the API give every record at once.</p>
     ${dataTable(
       page.properties.map((p) => p.name),
       page.rows.map((values) => values.map((v) => html`<span class="cell">${cellValue(v)}</span>`)),
