@@ -593,7 +593,8 @@ await forEachDatabase('web console: workspace settings', (target) => {
     const url = `/console/workspaces/${wsId}/audit`;
     const first = await owner.b.get(url);
     assert.equal(first.statusCode, 200);
-    const details = (body: string) => [...body.matchAll(/<td>(row \d+)<\/td>/g)].map((m) => m[1]);
+    const details = (body: string) =>
+      [...body.matchAll(/<td><span class="wrap">(row \d+)<\/span><\/td>/g)].map((m) => m[1]);
     const firstRows = details(first.body);
     assert.equal(firstRows.length, AUDIT_PAGE_SIZE);
     assert.equal(firstRows[0], `row ${AUDIT_PAGE_SIZE + 5}`);

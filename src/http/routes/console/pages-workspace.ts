@@ -4,7 +4,7 @@
 // rest anyway.
 import { html, type SafeHtml } from './html.js';
 import { when } from './times.js';
-import { auditWhat, csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
+import { auditWhat, csrfField, dataTable, errorBox, freeText, layout, type PageContext } from './pages.js';
 import { CONSOLE_ROLES, ROLE_POWERS } from '../../../domain/console/roles.js';
 import type { WorkspaceMember } from '../../../domain/console/access.js';
 import type { OpenInvitation } from '../../../domain/console/invitations.js';
@@ -347,7 +347,7 @@ export function auditLogPage(
   const headers = ['When', 'Who', 'What', ...(ws === null ? ['Workspace'] : []), 'Detail'];
   const rows = opts.rows.map((a) => [
     when(a.at),
-    a.actor,
+    freeText(a.actor),
     auditWhat(a.action),
     ...(ws === null
       ? [
@@ -356,7 +356,7 @@ export function auditLogPage(
             : '',
         ]
       : []),
-    a.detail ?? '',
+    freeText(a.detail),
   ]);
   const pager = [
     opts.newestHref !== null ? html`<a href="${opts.newestHref}">Newest</a>` : '',

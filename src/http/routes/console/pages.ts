@@ -19,6 +19,11 @@ export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_
 export const auditWhat = (action: string) =>
   html`${auditActionLabel(action)} <code class="action">${action}</code>`;
 
+/** Free text in a table cell (an address, a name, an audit detail): it may break anywhere, so a long
+ * one never widens its table past the screen; the other cells keep their words whole. */
+export const freeText = (text: string | null) =>
+  text === null ? '' : html`<span class="wrap">${text}</span>`;
+
 /** The frame of every page: skip link, header with sign-out, one main landmark. */
 export function layout(ctx: PageContext, title: string, body: SafeHtml): string {
   const who = ctx.signedInAs;
@@ -273,7 +278,7 @@ export function workspacePage(
       ? html`<h2>Recent activity</h2>
           ${dataTable(
             ['When', 'Who', 'What', 'Detail'],
-            opts.audit.map((a) => [when(a.at), a.actor, auditWhat(a.action), a.detail ?? '']),
+            opts.audit.map((a) => [when(a.at), freeText(a.actor), auditWhat(a.action), freeText(a.detail)]),
           )}`
       : '';
   return layout(

@@ -3,8 +3,8 @@
 // visible focus ring; one column that fits a 375 px screen without horizontal scrolling: long
 // unbroken text (emails, IDs, links) wraps anywhere, tables keep their words and scroll in their box,
 // with a shadow at the side that has more (the backgrounds scrolled with the content cover it at
-// either end). Prose keeps a reading width; tables take the screen's, and on a desktop a long
-// address or name in a cell wraps rather than hiding a column (times and action names never wrap).
+// either end). Prose keeps a reading width; tables take the screen's, and free text in a cell (an
+// address, an audit detail: class wrap) breaks anywhere rather than hiding a column.
 // The box is positioned so that absolutely positioned text inside it (screen-reader-only labels)
 // is clipped by it too, instead of widening the page.
 export const CONSOLE_CSS = `
@@ -57,6 +57,5 @@ legend{font-weight:600;padding:0 .25rem}
 form.inline{display:inline-block;margin:0 .25rem .25rem 0}
 form.inline button{margin-top:0}
 .cell{display:block;min-width:6rem;max-width:20rem;overflow-wrap:break-word}
-@media (min-width:60rem){td{overflow-wrap:anywhere}}
 @media (max-width:30rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
 `;
