@@ -12,6 +12,7 @@ import {
   ConsoleBrowser,
   csrfOf,
   signedInMember,
+  signedInOperator,
   TEST_PASSWORD,
   unescapeHtml,
 } from '../support/console-browser.js';
@@ -20,7 +21,7 @@ import { buildApp } from '../../src/http/app.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { consoleDb } from '../../src/domain/console/db.js';
 import { CLI_ACTOR } from '../../src/domain/console/audit.js';
-import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/console/people.js';
+import { invitationLink, inviteMember } from '../../src/domain/console/people.js';
 import {
   issueResetLink,
   RESET_REQUESTS_PER_WINDOW,
@@ -49,13 +50,7 @@ await forEachDatabase('console accounts, invitations and recovery', (target) => 
     sink = await startSmtpSink();
     t = await startFixture(target, { ROLES: 'api', ...sink.env });
     opEmail = email('operator');
-    const inv = await inviteOperator(db(), CLI_ACTOR, opEmail);
-    op = browser();
-    assert.equal(
-      (await op.accept(invitationLink(t.config.publicUrl, inv.token), 'Op', PASSWORD)).statusCode,
-      303,
-    );
-    assert.equal((await op.signIn(opEmail, PASSWORD)).statusCode, 303);
+    op = await signedInOperator(t, opEmail);
   });
   after(async () => {
     await t.close();

@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf, unescapeHtml } from '../support/console-browser.js';
+import { ConsoleBrowser, csrfOf, signedInOperator, unescapeHtml } from '../support/console-browser.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
 import { SqlProxyIdStore } from '../../src/domain/identity/proxy-ids.js';
 import { consoleDb } from '../../src/domain/console/db.js';
 import { CLI_ACTOR } from '../../src/domain/console/audit.js';
-import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/console/people.js';
+import { invitationLink, inviteMember } from '../../src/domain/console/people.js';
 import { formatMicros } from '../../src/lib/time.js';
 import { createServices } from '../../src/runtime/services.js';
 import type { JobStatus } from '../../src/storage/db/tables.js';
@@ -47,13 +47,7 @@ await forEachDatabase('console: operator pages', (target) => {
   before(async () => {
     t = await startFixture(target, { ROLES: 'api' });
     opEmail = `ops.${++counter}@example.org`;
-    const inv = await inviteOperator(db(), CLI_ACTOR, opEmail);
-    op = browser();
-    assert.equal(
-      (await op.accept(invitationLink(t.config.publicUrl, inv.token), 'Op', PASSWORD)).statusCode,
-      303,
-    );
-    assert.equal((await op.signIn(opEmail, PASSWORD)).statusCode, 303);
+    op = await signedInOperator(t, opEmail);
   });
   after(() => t.close());
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { CLI_ACTOR } from '../../src/domain/console/audit.js';
 import { consoleDb } from '../../src/domain/console/db.js';
-import { invitationLink, inviteMember } from '../../src/domain/console/people.js';
+import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/console/people.js';
 import type { ConsoleRole } from '../../src/domain/console/roles.js';
 import type { Fixture } from './fixture.js';
 
@@ -116,6 +116,20 @@ export async function signedInMember(
   displayName = `A ${role}`,
 ): Promise<ConsoleBrowser> {
   const inv = await inviteMember(consoleDb(t.database.db), CLI_ACTOR, { workspaceId, email: address, role });
+  const b = new ConsoleBrowser(() => t.app);
+  const accepted = await b.accept(invitationLink(t.config.publicUrl, inv.token), displayName, TEST_PASSWORD);
+  assert.equal(accepted.statusCode, 303, accepted.body);
+  assert.equal((await b.signIn(address, TEST_PASSWORD)).statusCode, 303);
+  return b;
+}
+
+/** An operator invited through the CLI's path, who accepted and is signed in. */
+export async function signedInOperator(
+  t: Pick<Fixture, 'app' | 'config' | 'database'>,
+  address: string,
+  displayName = 'Op',
+): Promise<ConsoleBrowser> {
+  const inv = await inviteOperator(consoleDb(t.database.db), CLI_ACTOR, address);
   const b = new ConsoleBrowser(() => t.app);
   const accepted = await b.accept(invitationLink(t.config.publicUrl, inv.token), displayName, TEST_PASSWORD);
   assert.equal(accepted.statusCode, 303, accepted.body);

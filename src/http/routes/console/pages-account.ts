@@ -2,7 +2,14 @@
 // email, password), "forgot password", the reset link's page, and the operator's reset link.
 import { html } from './html.js';
 import { when } from './times.js';
-import { csrfField, errorBox, layout, newPasswordFields, type PageContext } from './pages.js';
+import {
+  csrfField,
+  displayNameField,
+  errorBox,
+  layout,
+  newPasswordFields,
+  type PageContext,
+} from './pages.js';
 
 const noticeBox = (message: string | null) =>
   message !== null ? html`<p class="notice" role="status">${message}</p>` : '';
@@ -32,16 +39,7 @@ export function accountPage(
       <h2>Display name</h2>
       ${errorBox(opts.nameError)}
       <form method="post" action="/console/account/name">
-        ${csrfField(ctx)}
-        <label for="displayName">Your name</label>
-        <input
-          id="displayName"
-          name="displayName"
-          autocomplete="name"
-          required
-          maxlength="200"
-          value="${opts.displayName}"
-        />
+        ${csrfField(ctx)} ${displayNameField(opts.displayName)}
         <button type="submit">Save the name</button>
       </form>
       <h2>Password</h2>

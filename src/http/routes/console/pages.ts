@@ -54,6 +54,19 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
     </html> `.value;
 }
 
+/** The field of a person's display name, filled with `value`. */
+export function displayNameField(value: string): SafeHtml {
+  return html`<label for="displayName">Your name</label>
+    <input
+      id="displayName"
+      name="displayName"
+      autocomplete="name"
+      required
+      maxlength="200"
+      value="${value}"
+    />`;
+}
+
 /** The fields that choose a new password (posted as `password` and `confirm`): the password with
  * its rule, then the same typed again. `id` is the password input's, unique on its page. */
 export function newPasswordFields(id: string, labels: { password: string; again: string }): SafeHtml {
@@ -138,15 +151,7 @@ export function acceptPage(
     error: string | null;
   },
 ): string {
-  const newPerson = html`<label for="displayName">Your name</label>
-    <input
-      id="displayName"
-      name="displayName"
-      autocomplete="name"
-      required
-      maxlength="200"
-      value="${opts.displayName}"
-    />
+  const newPerson = html`${displayNameField(opts.displayName)}
     ${newPasswordFields('password', { password: 'Choose a password', again: 'Type the password again' })}
     <button type="submit">Set password</button>`;
   const form = (fields: SafeHtml) =>
