@@ -3,7 +3,7 @@
 // it with a confirmation, and one load (timeline, counts, row errors).
 import { html, type SafeHtml } from './html.js';
 import { when } from './times.js';
-import { csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
+import { confirmNameField, csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
 import type { Dataset, DatasetTag } from '../../../domain/datasets/view.js';
 import type { TagApp } from '../../../domain/datasets/tags.js';
 import type { Job, JobStatusEntry } from '../../../domain/jobs/view.js';
@@ -391,15 +391,7 @@ export function deleteDatasetPage(
         </li>
       </ul>
       <form method="post" action="${href}/delete">
-        ${csrfField(ctx)}
-        <label for="confirmName">Type the dataset's name, <strong>${d.name}</strong>, to confirm</label>
-        <input
-          id="confirmName"
-          name="confirmName"
-          required
-          autocomplete="off"
-          ${opts.error !== null ? html`aria-describedby="form-error" aria-invalid="true"` : ''}
-        />
+        ${csrfField(ctx)} ${confirmNameField('dataset', d.name, opts.error !== null)}
         <button type="submit" class="danger">Delete this dataset</button>
       </form>
       <p><a href="${href}">Cancel and go back to the dataset</a></p>`,

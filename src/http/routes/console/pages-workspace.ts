@@ -4,7 +4,16 @@
 // rest anyway.
 import { html, type SafeHtml } from './html.js';
 import { when } from './times.js';
-import { auditWhat, csrfField, dataTable, errorBox, freeText, layout, type PageContext } from './pages.js';
+import {
+  auditWhat,
+  confirmNameField,
+  csrfField,
+  dataTable,
+  errorBox,
+  freeText,
+  layout,
+  type PageContext,
+} from './pages.js';
 import { CONSOLE_ROLES, ROLE_POWERS } from '../../../domain/console/roles.js';
 import type { WorkspaceMember } from '../../../domain/console/access.js';
 import type { OpenInvitation } from '../../../domain/console/invitations.js';
@@ -39,14 +48,7 @@ export function workspaceKeyPage(
     ? html`<form method="post" action="${base(opts)}/key">
         ${csrfField(ctx)}
         <input type="hidden" name="keyVersion" value="${String(opts.keyVersion)}" />
-        <label for="confirmName">Type the workspace's name, <strong>${opts.name}</strong>, to confirm</label>
-        <input
-          id="confirmName"
-          name="confirmName"
-          required
-          autocomplete="off"
-          ${opts.error !== undefined ? html`aria-describedby="form-error" aria-invalid="true"` : ''}
-        />
+        ${confirmNameField('workspace', opts.name, opts.error !== undefined)}
         <button type="submit" class="danger">Rotate the Workspace Key now</button>
       </form>`
     : html`<p id="owners-only">Only an owner of the workspace (or the operator) can rotate its key.</p>`;

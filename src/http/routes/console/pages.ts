@@ -54,6 +54,19 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
     </html> `.value;
 }
 
+/** The field that confirms an irreversible change by its target's name typed (`confirmName`),
+ * marked invalid when the last attempt was refused. */
+export function confirmNameField(what: string, name: string, refused: boolean): SafeHtml {
+  return html`<label for="confirmName">Type the ${what}'s name, <strong>${name}</strong>, to confirm</label>
+    <input
+      id="confirmName"
+      name="confirmName"
+      required
+      autocomplete="off"
+      ${refused ? html`aria-describedby="form-error" aria-invalid="true"` : ''}
+    />`;
+}
+
 /** The field of a person's display name, filled with `value`. */
 export function displayNameField(value: string): SafeHtml {
   return html`<label for="displayName">Your name</label>
