@@ -51,7 +51,7 @@ export function completedMessage(
   const dry = options.dryRun;
   const leftOut =
     rowsRejected > 0
-      ? ` ${plural(rowsRejected, 'record')} with defects ${dry ? 'would be' : 'were'} left out (maxBadRecords=${options.maxBadRecords}).`
+      ? ` ${plural(rowsRejected, 'record')} with defects ${dry ? 'would be' : rowsRejected === 1 ? 'was' : 'were'} left out (maxBadRecords=${options.maxBadRecords}).`
       : '';
   const unchanged = dry ? ' Nothing was changed.' : '';
   const holds = dry
