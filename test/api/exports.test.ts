@@ -38,7 +38,7 @@ const TEXTS = [
   'tab\tand \\ backslash',
   '\\.',
   'ünïcødé – 中文 – 🙂',
-  'ctrl \u0001 \u001f \u007f',
+  'ctrl \u0001 \u001f \u007f \b \f \v',
   "it's",
   ' spaces ',
   'NULL',

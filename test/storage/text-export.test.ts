@@ -1,10 +1,10 @@
-// The record store's text of a table (streamText): PostgreSQL's float8 text rewritten to
-// JavaScript's, checked on many doubles against the real server; COPY's line ends made CRLF.
+// PostgreSQL's side of the record store's text of a table (streamText): COPY's text lines rendered
+// as CSV and JSON lines, its float8 text as JavaScript's, checked on many doubles against the server.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { onDatabase, POSTGRES_URL } from '../support/databases.js';
-import { CsvLineEnds, jsNumber } from '../../src/storage/records/text-postgres.js';
+import { LinesFromCopyText } from '../../src/storage/records/text-postgres.js';
 
 /** Doubles of every magnitude and notation, and random bit patterns (finite ones). */
 function doubles(): number[] {
@@ -34,32 +34,65 @@ await onDatabase('postgres', 'text export: float8 as JavaScript writes it', () =
   });
   after(() => client.end());
 
-  void it('renders every double as String(n)', async () => {
+  void it('renders every double as String(n), in CSV and in JSON lines', async () => {
     const values = doubles();
     // Sent as text that parses back to the same double (String(n) round-trips).
     const res = await client.query<{ t: string }>(
-      `select ${jsNumber('v')} as t from unnest($1::float8[]) with ordinality as u(v, n) order by n`,
+      `select v::text as t from unnest($1::float8[]) with ordinality as u(v, n) order by n`,
       [values.map(String)],
     );
-    const wrong = res.rows
-      .map((r, i) => ({ got: r.t, want: String(values[i]) }))
-      .filter((x) => x.got !== x.want);
+    const copy = Buffer.from(res.rows.map((r) => `${r.t}\n`).join(''));
+    const schema = { columns: [{ name: 'x', kind: 'float64' as const }], primaryKey: [] };
+    const csv = new LinesFromCopyText(schema, 'csv').convert(copy).toString().split('\r\n');
+    const json = new LinesFromCopyText(schema, 'ndjson').convert(copy).toString().split('\n');
+    const wrong = values
+      .map((v, i) => ({ csv: csv[i], json: json[i], want: String(v) }))
+      .filter((x) => x.csv !== x.want || x.json !== JSON.stringify({ x: Number(x.want) }));
     assert.deepEqual(wrong.slice(0, 5), []);
-    assert.equal(res.rows.length, values.length);
+    assert.equal(csv.length, values.length + 1);
+    assert.equal(json.length, values.length + 1);
   });
 });
 
-void it('CsvLineEnds: CR before each LF that ends a line, across chunk boundaries, none inside quotes', () => {
-  const copy = 'a,"x\ny",1\nb,"q""\n",2\n"",c,\n';
-  const expected = 'a,"x\ny",1\r\nb,"q""\n",2\r\n"",c,\r\n';
-  for (let cut = 0; cut <= copy.length; cut++) {
-    const ends = new CsvLineEnds(false);
-    const out = Buffer.concat([
-      ends.convert(Buffer.from(copy.slice(0, cut))),
-      ends.convert(Buffer.from(copy.slice(cut))),
-    ]).toString();
-    assert.equal(out, expected, `cut at ${cut}`);
-  }
-  const lead = new CsvLineEnds(true);
-  assert.equal(lead.convert(Buffer.from(',\\.\n,x\n,\n')).toString(), '\\.\r\nx\r\n\r\n');
+const SCHEMA = {
+  columns: [
+    { name: 'id', kind: 'int64' as const },
+    { name: 's', kind: 'text' as const },
+    { name: 'ok', kind: 'boolean' as const },
+    { name: 'x', kind: 'float64' as const },
+  ],
+  primaryKey: ['id'],
+};
+/** COPY text: escapes of every kind, a character of 2 and one of 4 bytes, nulls and an empty string. */
+const COPY = '1\ta\\tb\\nc\\\\d\\be\\ff\\vg\\rh, "ü🙂"\tt\t-0\n2\t\\N\tf\t1e-05\n3\t\t\\N\t\\N\n';
+const S = 'a\tb\nc\\d\be\ff\vg\rh, "ü🙂"';
+
+/** The lines of `copy` in `format`, with the bytes cut in two at `cut`. */
+function inTwoChunks(format: 'csv' | 'ndjson', copy: Buffer, cut: number): string {
+  const lines = new LinesFromCopyText(SCHEMA, format);
+  return Buffer.concat([lines.convert(copy.subarray(0, cut)), lines.convert(copy.subarray(cut))]).toString();
+}
+
+void it('COPY text as JSON lines: escapes undone, nulls, every kind, lines cut anywhere across chunks', () => {
+  const expected = [
+    { id: 1, s: S, ok: true, x: 0 },
+    { id: 2, s: null, ok: false, x: 0.00001 },
+    { id: 3, s: '', ok: null, x: null },
+  ]
+    .map((r) => `${JSON.stringify(r)}\n`)
+    .join('');
+  const bytes = Buffer.from(COPY);
+  for (let cut = 0; cut <= bytes.length; cut++)
+    assert.equal(inTwoChunks('ndjson', bytes, cut), expected, `cut at ${cut}`);
+  const none = new LinesFromCopyText({ columns: [], primaryKey: [] }, 'ndjson');
+  assert.equal(none.convert(Buffer.from('\n\n')).toString(), '{}\n{}\n');
+});
+
+void it('COPY text as CSV: quoted where RFC 4180 needs it, null an empty field, CRLF, cut anywhere', () => {
+  const expected = `1,"${S.replace(/"/g, '""')}",true,0\r\n2,,false,0.00001\r\n3,,,\r\n`;
+  const bytes = Buffer.from(COPY);
+  for (let cut = 0; cut <= bytes.length; cut++)
+    assert.equal(inTwoChunks('csv', bytes, cut), expected, `cut at ${cut}`);
+  const none = new LinesFromCopyText({ columns: [], primaryKey: [] }, 'csv');
+  assert.equal(none.convert(Buffer.from('\n')).toString(), '\r\n');
 });

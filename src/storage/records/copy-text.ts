@@ -30,3 +30,12 @@ export function copyText(v: CellValue): string {
     ? v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
     : v;
 }
+
+/** The escapes COPY TO writes in its text format (a backslash before any other byte is that byte). */
+const UNESCAPED: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+const ESCAPE = /\\(.)/gs;
+
+/** A field of COPY's text format as the text it holds (`\N`, null, is the caller's to tell apart). */
+export function copyTextField(field: string): string {
+  return field.includes('\\') ? field.replace(ESCAPE, (_, c: string) => UNESCAPED[c] ?? c) : field;
+}

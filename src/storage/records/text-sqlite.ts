@@ -7,11 +7,10 @@ import { Readable } from 'node:stream';
 import { openSqliteConnection } from '../db/database.js';
 import type { ExportFormat } from '../db/tables.js';
 import { orderColumns, quoteId, type ReadValue, type TableSchema, type ValueKind } from './record-store.js';
+import { csvText, jsonKeys, jsonString } from './text-render.js';
 
 const PIECE_CHARS = 64 * 1024;
-const NEEDS_QUOTES = /[",\r\n]/;
 
-const csvText = (s: string) => (NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 /** SQLite booleans are 0/1 (kinds.ts). */
 const booleanText = (v: ReadValue) => (v === 1 || v === '1' ? 'true' : 'false');
 /** String(n), and null for what JSON cannot hold (never stored: loads refuse non-finite numbers). */
@@ -20,7 +19,7 @@ const numberJson = (v: ReadValue) => (Number.isFinite(v) ? String(v) : 'null');
 /** A non-null value of each kind, as read (int64 selected as text), in each format. */
 const RENDER: Record<ExportFormat, Record<ValueKind, (v: ReadValue) => string>> = {
   csv: { text: (v) => csvText(v as string), int64: String, float64: String, boolean: booleanText },
-  ndjson: { text: (v) => JSON.stringify(v), int64: String, float64: numberJson, boolean: booleanText },
+  ndjson: { text: (v) => jsonString(v as string), int64: String, float64: numberJson, boolean: booleanText },
 };
 
 /** Streams a table's text; the connection closes when the stream ends or is destroyed. */
@@ -63,7 +62,7 @@ function lineRenderer(schema: TableSchema, format: ExportFormat): (row: ReadValu
   const render = schema.columns.map((c) => RENDER[format][c.kind]);
   const n = render.length;
   if (format === 'csv') {
-    // Text is the common case: quoted inline, other kinds through their renderer.
+    // Text is the common case: a direct call V8 can inline, other kinds through their renderer.
     const isText = schema.columns.map((c) => c.kind === 'text');
     return (row) => {
       let line = '';
@@ -71,13 +70,12 @@ function lineRenderer(schema: TableSchema, format: ExportFormat): (row: ReadValu
         const v = row[i] ?? null;
         if (i > 0) line += ',';
         if (v === null) continue;
-        if (isText[i] === true) line += NEEDS_QUOTES.test(v as string) ? csvText(v as string) : (v as string);
-        else line += (render[i] as (v: ReadValue) => string)(v);
+        line += isText[i] === true ? csvText(v as string) : (render[i] as (v: ReadValue) => string)(v);
       }
       return `${line}\r\n`;
     };
   }
-  const keys = schema.columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
+  const keys = jsonKeys(schema);
   return (row) => {
     let line = n === 0 ? '{' : '';
     for (let i = 0; i < n; i++) {

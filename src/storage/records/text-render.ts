@@ -1,0 +1,19 @@
+// The pieces of a table's text (streamText) that both engines' renderers share: CSV fields as
+// RFC 4180 quotes them, JSON strings and property names as JSON.stringify writes them.
+import type { TableSchema } from './record-store.js';
+
+const NEEDS_QUOTES = /[",\r\n]/;
+/** Characters JSON.stringify escapes in a string (besides lone surrogates, which UTF-8 text cannot hold). */
+// eslint-disable-next-line no-control-regex -- JSON escapes the control characters
+const JSON_ESCAPED = /["\\\x00-\x1f]/;
+
+/** A CSV field: quoted when it holds a quote, a comma or a line break, quotes doubled. */
+export const csvText = (s: string): string => (NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+
+/** JSON.stringify(s), without its call for the plain strings most values are. */
+export const jsonString = (s: string): string => (JSON_ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`);
+
+/** What goes before each value of a JSON line: `{"name":` before the first, `,"name":` before each other. */
+export function jsonKeys(schema: TableSchema): string[] {
+  return schema.columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
+}
