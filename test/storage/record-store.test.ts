@@ -13,6 +13,7 @@ import {
   type RecordStore,
   type TableSchema,
 } from '../../src/storage/records/index.js';
+import { MAX_PROPERTIES } from '../../src/domain/datasets/schema.js';
 import { forEachDatabase, type IsolatedDatabase } from '../support/databases.js';
 
 const DATASET = '0a1b2c3d-0000-4000-8000-000000000001';
@@ -285,6 +286,24 @@ await forEachDatabase('record store', (target) => {
     }
     assert.equal(seen, count);
     assert.ok(batches > 1, 'more than one batch');
+  });
+
+  void it('loads rows of the widest schema a dataset may have, more cells than one statement may bind', async () => {
+    // 500 properties (MAX_PROPERTIES) × 1,000 rows: 500,000 cells against SQLite's 32,766 parameters.
+    const columns = Array.from({ length: MAX_PROPERTIES }, (_, i) => ({
+      name: `p${i}`,
+      kind: i === 0 ? ('int64' as const) : ('text' as const),
+    }));
+    const wide: TableSchema = { columns, primaryKey: ['p0'] };
+    const rows: CellValue[][] = Array.from({ length: 1000 }, (_, r) =>
+      columns.map((_, i) => (i === 0 ? r + 1 : `${r}.${i}`)),
+    );
+    const { table, result } = await load(store, wide, rows);
+    assert.equal(result.rowsLoaded, 1000);
+    const read = await readAllRows(store, table, wide);
+    assert.equal(read.length, 1000);
+    assert.deepEqual(read[999]?.slice(0, 3), ['1000', '999.1', '999.2']);
+    assert.equal(read[999]?.[MAX_PROPERTIES - 1], `999.${MAX_PROPERTIES - 1}`);
   });
 
   void it('reads nothing from an empty table', async () => {

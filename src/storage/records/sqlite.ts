@@ -31,7 +31,10 @@ import {
   writtenColumns,
 } from './record-store.js';
 
+/** Rows per INSERT statement, at most (multi-row VALUES: one statement's overhead for many rows). */
 const ROWS_PER_STATEMENT = 200;
+/** SQLite's limit on the parameters of one statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32). */
+const MAX_PARAMETERS = 32_766;
 /** Rows per transaction (about one parser batch): rows die young, which spares the GC, and the API never waits long. */
 const ROWS_PER_CHUNK = 1000;
 /** Rows copied per transaction when a staging table starts from a committed one. */
@@ -150,6 +153,8 @@ class SqliteStagingWriter implements StagingWriter {
   private closed = false;
   /** Values per row: the row number, then the written columns. */
   private readonly width: number;
+  /** Rows per statement: ROWS_PER_STATEMENT, fewer for a schema too wide for that many. */
+  private readonly rowsPerStatement: number;
 
   constructor(
     private readonly conn: BetterSqlite3.Database,
@@ -162,6 +167,7 @@ class SqliteStagingWriter implements StagingWriter {
     private readonly signal?: AbortSignal,
   ) {
     this.width = shape.columns.length + 1;
+    this.rowsPerStatement = Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / this.width));
   }
 
   async write(rows: CellValue[][]): Promise<void> {
@@ -272,8 +278,8 @@ class SqliteStagingWriter implements StagingWriter {
     this.pending = [];
     if (rows.length === 0) return;
     const insertChunk = this.conn.transaction(() => {
-      for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-        const count = Math.min(ROWS_PER_STATEMENT, rows.length - i);
+      for (let i = 0; i < rows.length; i += this.rowsPerStatement) {
+        const count = Math.min(this.rowsPerStatement, rows.length - i);
         // One flat parameter array per statement, filled by index (no per-row arrays or slices).
         const params = new Array<unknown>(count * this.width);
         let at = 0;
