@@ -14,7 +14,14 @@ import {
   type TableSchema,
 } from '../../src/storage/records/index.js';
 import { MAX_PROPERTIES } from '../../src/domain/datasets/schema.js';
-import { forEachDatabase, type IsolatedDatabase } from '../support/databases.js';
+import type { Database } from '../../src/storage/db/database.js';
+import { SqliteRecordStore } from '../../src/storage/records/sqlite.js';
+import {
+  forEachDatabase,
+  onDatabase,
+  type DatabaseTarget,
+  type IsolatedDatabase,
+} from '../support/databases.js';
 
 const DATASET = '0a1b2c3d-0000-4000-8000-000000000001';
 const OTHER_DATASET = '0a1b2c3d-0000-4000-8000-000000000002';
@@ -98,12 +105,13 @@ async function readAllRows(store: RecordStore, table: string, schema: TableSchem
   return out;
 }
 
-await forEachDatabase('record store', (target) => {
+/** The contract, on the record store `makeStore` gives for a fresh database of `target`. */
+function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database) => RecordStore): void {
   let isolated: IsolatedDatabase;
   let store: RecordStore;
   before(async () => {
     isolated = await target.create();
-    store = createRecordStore(isolated.database);
+    store = makeStore(isolated.database);
   });
   after(async () => isolated?.dispose());
 
@@ -612,5 +620,37 @@ await forEachDatabase('record store', (target) => {
     const unkeyed: TableSchema = { columns: KEYED.columns, primaryKey: [] };
     const rows = await load(store, unkeyed, [[1, 'a', true, 1]]);
     assert.deepEqual(await store.keysHeld(rows.table, unkeyed, [[1, 'a', true, 1]]), []);
+  });
+}
+
+await forEachDatabase('record store', (target) => recordStoreSuite(target, createRecordStore));
+// SQLite builds a large table's key on a thread of its own (sqlite-key.ts): the whole contract again
+// with every table's key built there.
+await onDatabase('sqlite', 'record store, keys built on a thread', (target) =>
+  recordStoreSuite(target, (database) => {
+    if (database.engine.kind !== 'sqlite') throw new Error('an SQLite database was expected');
+    return new SqliteRecordStore(database.engine.file, database.db, { keyThreadRows: 0 });
+  }),
+);
+
+await onDatabase('sqlite', 'record store, a key thread that fails', (target) => {
+  let isolated: IsolatedDatabase;
+  let store: SqliteRecordStore;
+  before(async () => {
+    isolated = await target.create();
+    if (isolated.database.engine.kind !== 'sqlite') throw new Error('an SQLite database was expected');
+    store = new SqliteRecordStore(isolated.database.engine.file, isolated.database.db, { keyThreadRows: 0 });
+  });
+  after(async () => isolated?.dispose());
+
+  void it("fails the finish with the thread's error, and abort still drops what is left", async () => {
+    const table = tableOf();
+    const writer = await store.createStaging(table, KEYED);
+    await writer.write([[1, 'a', true, 1]]);
+    // Gone before its key is built: the thread meets no such table.
+    await store.dropTable(table);
+    await assert.rejects(writer.finish(), /no such table/);
+    await writer.abort();
+    assert.deepEqual(await store.listTables(DATASET), []);
   });
 });

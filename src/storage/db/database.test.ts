@@ -1,13 +1,14 @@
 // SQLite files: transactions beside another process's writer take the write lock when they begin,
-// so busy_timeout can make them wait instead of failing at once with "database is locked"; and the
-// files are readable by the service's user only.
+// so they wait instead of failing at once with "database is locked", and they wait with the event
+// loop running; and the files are readable by the service's user only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { openDatabase } from './database.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openDatabase, openSqliteConnection } from './database.js';
 
 test('a transaction that reads and then writes is not refused because another connection wrote', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dx-sqlite-tx-'));
@@ -38,6 +39,35 @@ test('a transaction that reads and then writes is not refused because another co
     );
   } finally {
     await cli.close();
+    await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a write waits for another connection's lock with the event loop running, then goes through", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-sqlite-wait-'));
+  const file = join(dir, 'dx.sqlite');
+  const service = await openDatabase(`sqlite:${file}`);
+  const other = openSqliteConnection(file);
+  try {
+    await sql`create table t (x integer)`.execute(service.db);
+    other.exec('begin immediate'); // another thread's load, say, holds the write lock
+    other.exec('insert into t values (1)');
+    const order: string[] = [];
+    const write = sql`insert into t values (2)`.execute(service.db).then(() => order.push('write'));
+    // SQLite's own busy handler would sleep here with the event loop held: no timer could fire.
+    await sleep(100);
+    order.push('timer');
+    other.exec('commit');
+    await write;
+    assert.deepEqual(order, ['timer', 'write']);
+    const rows = await sql<{ x: number }>`select x from t order by x`.execute(service.db);
+    assert.deepEqual(
+      rows.rows.map((r) => r.x),
+      [1, 2],
+    );
+  } finally {
+    other.close();
     await service.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -91,6 +91,8 @@ function keepPrivate(file: string): void {
 
 function openSqlite(file: string): Database {
   const connection = openSqliteConnection(file);
+  // The driver waits for another connection's write lock without holding the event loop (whenUnlocked).
+  connection.pragma('busy_timeout = 0');
   const db = new Kysely<Tables>({
     dialect: new SqliteFileDialect(withStatementCache(connection)),
   });

@@ -17,12 +17,13 @@ import {
   type Kysely,
   type QueryCompiler,
   type QueryResult,
-  type SqliteDatabase,
 } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DriverConnection } from './statement-cache.js';
 
 /** The dialect of the service's SQLite file, on a connection that better-sqlite3 opened. */
 export class SqliteFileDialect implements Dialect {
-  constructor(private readonly database: SqliteDatabase) {}
+  constructor(private readonly database: DriverConnection) {}
 
   createAdapter(): DialectAdapter {
     return new SqliteAdapter();
@@ -48,7 +49,7 @@ class TurnTakingSqliteDriver implements Driver {
   /** Those waiting for the connection, oldest first. */
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly database: SqliteDatabase) {
+  constructor(private readonly database: DriverConnection) {
     this.connection = new SqliteConnection(database);
   }
 
@@ -108,20 +109,33 @@ function quoteName(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** Runs compiled queries on better-sqlite3 (synchronous underneath), as Kysely's own does. */
+/** The longest a statement waits for another connection's write lock (as busy_timeout would). */
+export const LOCK_WAIT_MS = 10_000;
+/** The longest pause between two tries. */
+const MAX_LOCK_PAUSE_MS = 20;
+
+/**
+ * Runs compiled queries on better-sqlite3 (synchronous underneath), as Kysely's own does. The
+ * connection's busy_timeout is 0: a statement that meets another connection's write lock (a load's
+ * key being built on its own thread, another process's transaction) is tried again after a pause
+ * in which the event loop runs, instead of SQLite's busy handler sleeping with the loop held. Only a
+ * statement outside a transaction, or the `begin` that starts one, is tried again: inside one, the
+ * lock is held already.
+ */
 class SqliteConnection implements DatabaseConnection {
-  constructor(private readonly database: SqliteDatabase) {}
+  constructor(private readonly database: DriverConnection) {}
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const run = () => this.run<R>(compiled);
+    return this.database.inTransaction ? Promise.resolve(run()) : whenUnlocked(run);
+  }
+
+  private run<R>(compiled: CompiledQuery): QueryResult<R> {
     const statement = this.database.prepare(compiled.sql);
     const parameters = compiled.parameters as unknown[];
-    if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as R[] });
+    if (statement.reader) return { rows: statement.all(parameters) as R[] };
     const { changes, lastInsertRowid } = statement.run(parameters);
-    return Promise.resolve({
-      numAffectedRows: BigInt(changes),
-      insertId: BigInt(lastInsertRowid),
-      rows: [],
-    });
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
   }
 
   async *streamQuery<R>(compiled: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
@@ -131,4 +145,23 @@ class SqliteConnection implements DatabaseConnection {
     const statement = this.database.prepare(compiled.sql);
     for (const row of statement.iterate(compiled.parameters)) yield { rows: [row as R] };
   }
+}
+
+/** Runs `attempt` until SQLite stops answering that another connection holds the lock, or LOCK_WAIT_MS passes. */
+export async function whenUnlocked<T>(attempt: () => T): Promise<T> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let pause = 1; ; pause = Math.min(pause * 2, MAX_LOCK_PAUSE_MS)) {
+    try {
+      return attempt();
+    } catch (err) {
+      if (!isBusy(err) || Date.now() >= deadline) throw err;
+    }
+    await sleep(pause);
+  }
+}
+
+/** SQLITE_BUSY and its extended codes: another connection holds the lock, or moved on from our snapshot. */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }

@@ -4,11 +4,17 @@
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
 
+/** The connection as the SQLite driver sees it: Kysely's interface, and whether a transaction is open. */
+export type DriverConnection = SqliteDatabase & { readonly inTransaction: boolean };
+
 /** The connection as Kysely sees it, with `prepare` served from a bounded LRU cache. */
-export function withStatementCache(conn: BetterSqlite3.Database, capacity = 256): SqliteDatabase {
+export function withStatementCache(conn: BetterSqlite3.Database, capacity = 256): DriverConnection {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => conn.close(),
+    get inTransaction() {
+      return conn.inTransaction;
+    },
     prepare(sql: string): SqliteStatement {
       let statement = cache.get(sql);
       if (statement !== undefined) {

@@ -1,19 +1,22 @@
 // SQLite writer: batched multi-row INSERTs on a dedicated connection into a table whose only key is
 // the hidden row number, so rows land at the table's end whatever order their keys come in; the
 // primary key's unique index is built once, by one sort, when the file is read (as PostgreSQL's
-// writer adds its key after COPY). Only if that meets duplicates are the earlier rows of each key
-// deleted first. Rows are gathered into chunks and each chunk is written in one synchronous
+// writer adds its key after COPY; sqlite-key.ts, on a thread of its own for a large table). Only if
+// that meets duplicates are the earlier rows of each key deleted first. Rows are gathered into chunks and each chunk is written in one synchronous
 // transaction; the event loop runs between chunks, and no write lock is ever held across an await
-// (the API's connection would otherwise block on it). A delete by key writes the keys the same way,
+// (the API's connection would otherwise wait for it). A write that meets another connection's lock
+// is tried again after a pause, the event loop running (whenUnlocked). A delete by key writes the keys the same way,
 // after a copy of the dataset's rows, and deletes with two set-based statements when the file is read.
 import type { Readable } from 'node:stream';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { openSqliteConnection } from '../db/database.js';
+import { whenUnlocked } from '../db/sqlite-dialect.js';
 import type { ExportFormat, Tables } from '../db/tables.js';
 import { BIND, columnDefinitions } from './kinds.js';
 import { RecordReader } from './read.js';
+import { finishKey, finishKeyOnThread, KEY_THREAD_ROWS, type KeyWork } from './sqlite-key.js';
 import { sqliteText } from './text-sqlite.js';
 import {
   quoteId,
@@ -50,6 +53,8 @@ export class SqliteRecordStore implements RecordStore {
     private readonly file: string,
     /** The metadata connection, used through Kysely so its transactions are respected. */
     private readonly db: Kysely<Tables>,
+    /** `keyThreadRows`: tables of at least so many rows get their key on a thread (KEY_THREAD_ROWS). */
+    private readonly options: { keyThreadRows?: number } = {},
   ) {
     this.reader = new RecordReader(db, 'sqlite');
   }
@@ -65,11 +70,15 @@ export class SqliteRecordStore implements RecordStore {
       columns: writtenColumns(schema, options),
     };
     const conn = openSqliteConnection(this.file);
+    // Its writes wait for another connection's lock with the event loop running (whenUnlocked).
+    conn.pragma('busy_timeout = 0');
     let copied = { rows: 0, lastRow: 0 };
     try {
-      conn.exec(`drop table if exists ${quoteId(table)}`);
-      conn.exec(
-        `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} integer primary key, ${columnDefinitions(schema, 'sqlite')})`,
+      await whenUnlocked(() => conn.exec(`drop table if exists ${quoteId(table)}`));
+      await whenUnlocked(() =>
+        conn.exec(
+          `create table ${quoteId(table)} (${quoteId(ROW_COLUMN)} integer primary key, ${columnDefinitions(schema, 'sqlite')})`,
+        ),
       );
       if (options.copyFrom !== undefined)
         copied = await copyRows(conn, options.copyFrom, table, schema, signal);
@@ -79,7 +88,8 @@ export class SqliteRecordStore implements RecordStore {
       throw err;
     }
     const drop = () => this.dropTable(table);
-    return new SqliteStagingWriter(conn, table, schema, shape, drop, copied, signal);
+    const key = { file: this.file, threadRows: this.options.keyThreadRows ?? KEY_THREAD_ROWS };
+    return new SqliteStagingWriter(conn, table, schema, shape, drop, copied, key, signal);
   }
 
   keysHeld(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]> {
@@ -132,7 +142,7 @@ async function copyRows(
   let last = 0;
   for (;;) {
     signal?.throwIfAborted();
-    const changes = conn.transaction(() => copyChunk.run(last).changes)();
+    const changes = await whenUnlocked(conn.transaction(() => copyChunk.run(last).changes));
     if (changes === 0) return { rows, lastRow: last };
     rows += changes;
     last = (lastRow.get() as { m: number }).m;
@@ -164,6 +174,8 @@ class SqliteStagingWriter implements StagingWriter {
     private readonly drop: () => Promise<void>,
     /** Rows copied in at the start and the last row number among them; written rows follow it. */
     private readonly copied: { rows: number; lastRow: number },
+    /** The service's file and the rows from which the key is built on a thread (KEY_THREAD_ROWS). */
+    private readonly key: { file: string; threadRows: number },
     private readonly signal?: AbortSignal,
   ) {
     this.width = shape.columns.length + 1;
@@ -177,12 +189,18 @@ class SqliteStagingWriter implements StagingWriter {
 
   async finish(): Promise<StagingResult> {
     await this.flush();
+    const work: KeyWork = {
+      table: this.table,
+      schema: this.schema,
+      writes: this.shape.writes,
+      copied: this.copied,
+      written: this.written,
+    };
+    // The writer's connection holds no transaction between chunks: the thread's takes the lock.
     const { replaced, collapsed, deleted } =
-      this.shape.writes === 'keysToDelete'
-        ? this.deleteByKey()
-        : this.schema.primaryKey.length > 0
-          ? { ...this.buildKey(), deleted: 0 }
-          : { replaced: 0, collapsed: 0, deleted: 0 };
+      this.copied.rows + this.written >= this.key.threadRows
+        ? await finishKeyOnThread(this.key.file, work)
+        : await whenUnlocked(() => finishKey(this.conn, work));
     this.close();
     const kept = this.shape.writes === 'keysToDelete' ? 0 : this.written - collapsed;
     return {
@@ -195,78 +213,6 @@ class SqliteStagingWriter implements StagingWriter {
     };
   }
 
-  /**
-   * Builds the primary key's unique index in one transaction, after removing the rows a later row
-   * of the same key replaces: copied rows whose key a written row has, then, only if the index
-   * meets duplicates, every written row but the last of its key. Returns how many of each went.
-   */
-  private buildKey(): { replaced: number; collapsed: number } {
-    const table = quoteId(this.table);
-    const row = quoteId(ROW_COLUMN);
-    const key = this.schema.primaryKey.map(quoteId).join(', ');
-    const written = `${row} > ${this.copied.lastRow}`;
-    const createIndex = this.createIndex();
-    return this.conn.transaction(() => {
-      const replaced = this.deleteCopiedRowsOfWrittenKeys();
-      let collapsed = 0;
-      try {
-        this.conn.transaction(() => createIndex.run())();
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
-        // Duplicates among the written rows: the last row of each key wins.
-        collapsed = this.conn
-          .prepare(
-            `delete from ${table} where ${written} and ${row} not in (select max(${row}) from ${table} where ${written} group by ${key})`,
-          )
-          .run().changes;
-        createIndex.run();
-      }
-      return { replaced, collapsed };
-    })();
-  }
-
-  /**
-   * A delete by key, in one transaction: counts the distinct written keys, deletes the copied rows
-   * they name, then the written keys themselves, and builds the key's index on what remains (copied
-   * rows only, unique already). Set-based statements inside SQLite: no key passes through here.
-   */
-  private deleteByKey(): { replaced: number; collapsed: number; deleted: number } {
-    const table = quoteId(this.table);
-    const key = this.schema.primaryKey.map(quoteId).join(', ');
-    const written = `${quoteId(ROW_COLUMN)} > ${this.copied.lastRow}`;
-    const createIndex = this.createIndex();
-    return this.conn.transaction(() => {
-      const { keys } = this.conn
-        .prepare(`select count(*) as keys from (select 1 from ${table} where ${written} group by ${key})`)
-        .get() as { keys: number };
-      const deleted = this.deleteCopiedRowsOfWrittenKeys();
-      this.conn.prepare(`delete from ${table} where ${written}`).run();
-      createIndex.run();
-      return { replaced: 0, collapsed: this.written - keys, deleted };
-    })();
-  }
-
-  /** Deletes the copied rows whose key a written row has; returns how many went. */
-  private deleteCopiedRowsOfWrittenKeys(): number {
-    if (this.copied.rows === 0 || this.written === 0) return 0;
-    const table = quoteId(this.table);
-    const row = quoteId(ROW_COLUMN);
-    const key = this.schema.primaryKey.map(quoteId).join(', ');
-    // The written keys are hashed into a transient index once, then each copied row probes it.
-    return this.conn
-      .prepare(
-        `delete from ${table} where ${row} <= ${this.copied.lastRow} and (${key}) in (select ${key} from ${table} where ${row} > ${this.copied.lastRow})`,
-      )
-      .run().changes;
-  }
-
-  private createIndex(): BetterSqlite3.Statement {
-    const key = this.schema.primaryKey.map(quoteId).join(', ');
-    return this.conn.prepare(
-      `create unique index ${quoteId(`${this.table}_pk`)} on ${quoteId(this.table)} (${key})`,
-    );
-  }
-
   async abort(): Promise<void> {
     this.close();
     await this.drop();
@@ -277,20 +223,25 @@ class SqliteStagingWriter implements StagingWriter {
     const rows = this.pending;
     this.pending = [];
     if (rows.length === 0) return;
+    const first = this.copied.lastRow + this.written;
+    let last = first;
+    // Tried again while another connection holds the lock: numbered from the same first row each time.
     const insertChunk = this.conn.transaction(() => {
+      last = first;
       for (let i = 0; i < rows.length; i += this.rowsPerStatement) {
         const count = Math.min(this.rowsPerStatement, rows.length - i);
         // One flat parameter array per statement, filled by index (no per-row arrays or slices).
         const params = new Array<unknown>(count * this.width);
         let at = 0;
         for (let r = i; r < i + count; r++) {
-          params[at++] = this.copied.lastRow + ++this.written;
+          params[at++] = ++last;
           for (const v of rows[r] ?? []) params[at++] = bind(v);
         }
         this.statement(count).run(params);
       }
     });
-    insertChunk();
+    await whenUnlocked(insertChunk);
+    this.written += rows.length;
     await yieldToLoop();
   }
 
