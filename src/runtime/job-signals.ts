@@ -8,6 +8,7 @@ import type { Role } from '../config.js';
 import type { Logger } from '../lib/logger.js';
 import { countJobsInState } from '../domain/jobs/counts.js';
 import type { JobEvent, JobObserver } from '../domain/jobs/lifecycle.js';
+import { recordsWritten } from '../domain/jobs/load/outcome.js';
 import type { Tables } from '../storage/db/tables.js';
 
 /** Job durations reach hours (a large file, a slow source): buckets from a second to 2 hours. */
@@ -60,7 +61,7 @@ function eventMetrics(registry: Registry): (e: JobEvent, durationMs: number) => 
   });
   const rowsLoaded = new Counter({
     name: 'dx_job_rows_loaded_total',
-    help: 'Records committed by completed loads (dry runs excluded), by job type',
+    help: 'Records written into datasets by completed loads (a replace: every record; an append or upsert: the records it added or replaced; dry runs excluded), by job type',
     labelNames: ['type'] as const,
     registers: [registry],
   });
@@ -69,8 +70,8 @@ function eventMetrics(registry: Registry): (e: JobEvent, durationMs: number) => 
     const labels = { type: e.job.job_type, status: e.status };
     finished.inc(labels);
     duration.observe(labels, durationMs / 1000);
-    if (e.status === 'Completed' && e.job.dry_run !== 1 && e.log.rowsLoaded !== undefined) {
-      rowsLoaded.inc({ type: e.job.job_type }, e.log.rowsLoaded);
+    if (e.status === 'Completed' && e.job.dry_run !== 1) {
+      rowsLoaded.inc({ type: e.job.job_type }, recordsWritten(e.job.mode, e.log));
     }
   };
 }

@@ -135,6 +135,21 @@ await forEachDatabase('load modes', (target) => {
     assert.ok(afterAppend.dateLastRecordUpdated! > afterUpsert.dateLastRecordUpdated!, 'date moved on');
   });
 
+  void it('counts in dx_job_rows_loaded_total the records each load wrote, not the dataset it left', async () => {
+    const written = async () => {
+      const metrics = await (await fetch(`${h.baseUrl}/metrics`)).text();
+      return Number(/dx_job_rows_loaded_total\{type="uploadUrl"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+    };
+    const id = await h.defineDataset(PROPS, ['id']);
+    const start = await written();
+    await completed(id, csv(range(1, 5, 'a')), 'create'); // 5 written
+    await completed(id, csv(range(5, 6, 'b')), 'upsert'); // 5 replaced, 6 added: 2
+    await completed(id, csv(range(7, 7, 'c')), 'append'); // 1
+    await completed(id, 'id\n1\n2\n', 'delete'); // none written
+    await completed(id, csv(range(1, 3, 'd')), 'replace'); // every record: 3
+    assert.equal((await written()) - start, 11);
+  });
+
   void it('append and upsert into a dataset that never had records load the file', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     const append = await completed(

@@ -41,6 +41,20 @@ export function recordChanges(
   }
 }
 
+/** The records a completed load wrote into its dataset: every record a replace left there, the
+ * records an append or upsert added or replaced, none for a delete (dx_job_rows_loaded_total). */
+export function recordsWritten(mode: LoadMode, log: LogData): number {
+  switch (LOAD_MODE_POLICY[mode].existingRecords) {
+    case 'replaced':
+      return log.rowsLoaded ?? 0;
+    case 'kept':
+    case 'replacedByKey':
+      return (log.recordsAdded ?? 0) + (log.recordsReplaced ?? 0);
+    case 'deletedByKey':
+      return 0;
+  }
+}
+
 /** What a completed load did (or, for a dry run, would have done). */
 export function completedMessage(
   mode: LoadMode,
