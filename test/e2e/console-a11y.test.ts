@@ -214,6 +214,63 @@ await consoleSuite('console pages in Chromium: phone width and keyboard', (c) =>
     assert.deepEqual(problems, []);
   });
 
+  test('the navigation bar and the breadcrumb trail lead from a load up to the console, at desktop and phone widths', async () => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      const { workspaceId, workspaceKey, owner } = await workspaceWithOwner(
+        c,
+        'Riverside Campaign',
+        viewport,
+      );
+      const app = await newApp(c, 'Canvass App');
+      const token = await tokenFor(c, app, await connectApp(c, app, workspaceId), workspaceKey);
+      const dataset = await defineDataset(c, token, 'Volunteers', [{ name: 'id', type: 'integer' }], ['id']);
+      const { jobId } = await loadCsv(c, token, dataset, 'id\n1\n2\n');
+      const page = owner.page;
+      const trail = page.getByRole('navigation', { name: 'Breadcrumb' });
+      const crumbs = async () => (await trail.getByRole('listitem').allTextContents()).map((t) => t.trim());
+
+      await page.goto(`/console/workspaces/${workspaceId}/jobs/${jobId}`);
+      assert.deepEqual(await crumbs(), [
+        'Your workspaces',
+        'Riverside Campaign',
+        'Datasets',
+        'Volunteers',
+        'Load of Volunteers',
+      ]);
+      await trail.getByRole('link', { name: 'Volunteers' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Volunteers' }).waitFor();
+      await trail.getByRole('link', { name: 'Datasets' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Datasets of Riverside Campaign' }).waitFor();
+      await trail.getByRole('link', { name: 'Riverside Campaign' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Riverside Campaign' }).waitFor();
+      assert.equal(new URL(page.url()).pathname, `/console/workspaces/${workspaceId}`);
+
+      // The sections, on every page: an owner has no operator's section.
+      const sections = page.getByRole('navigation', { name: 'Console' });
+      assert.deepEqual(
+        (await sections.getByRole('link').allTextContents()).map((t) => t.trim()),
+        ['Your workspaces', 'Your account'],
+      );
+      await sections.getByRole('link', { name: 'Your account' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Your account' }).waitFor();
+      await sections.getByRole('link', { name: 'Your workspaces' }).click();
+      assert.equal(new URL(page.url()).pathname, '/console/home');
+
+      // The operator's bar has the operator's section, and its pages their trail.
+      const op = await operator(c, viewport);
+      const opSections = op.page.getByRole('navigation', { name: 'Console' });
+      await opSections.getByRole('link', { name: 'Operator' }).click();
+      await op.page.goto('/console/operator/apps');
+      const opTrail = op.page.getByRole('navigation', { name: 'Breadcrumb' });
+      assert.deepEqual(
+        (await opTrail.getByRole('listitem').allTextContents()).map((t) => t.trim()),
+        ['Operator', 'Apps'],
+      );
+      await opTrail.getByRole('link', { name: 'Operator' }).click();
+      assert.equal(new URL(op.page.url()).pathname, '/console/operator');
+    }
+  });
+
   test('at 1280 px every table fits its column, the audit logs included, as the operator and an owner', async () => {
     const { workspaceId, workspaceKey, owner } = await workspaceWithOwner(c, LONG_NAME, DESKTOP);
     await memberInvitedBy(c, owner, workspaceId, 'Viewer', DESKTOP);

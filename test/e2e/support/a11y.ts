@@ -51,6 +51,23 @@ const PAGE_CHECKS = `(() => {
       if (box.scrollWidth > box.clientWidth + 1)
         problems.push('a table wider than its column at ' + window.innerWidth + ' px: ' + box.scrollWidth +
           ' > ' + box.clientWidth + ' px, headed ' + [...box.querySelectorAll('th')].map((th) => th.textContent.trim()).join(' | '));
+  // Navigation: whoever is signed in has the console's sections on every page; a page below a
+  // section's first page has the trail of the pages above it, ending in itself (no link).
+  if (document.querySelector('form[action="/console/sign-out"]')) {
+    const sections = document.querySelector('header nav[aria-label="Console"]');
+    const to = (href) => sections && sections.querySelector('a[href="' + href + '"]');
+    if (!to('/console/home') || !to('/console/account')) problems.push('no navigation bar with Workspaces and Your account');
+  }
+  const trail = document.querySelector('nav[aria-label="Breadcrumb"]');
+  if (/^\\/console\\/(workspaces|operator)\\/./.test(location.pathname) && !trail)
+    problems.push('no breadcrumb trail below the first page of a section');
+  if (trail) {
+    const items = [...trail.querySelectorAll('li')];
+    const last = items[items.length - 1];
+    if (items.length < 2 || !last || last.getAttribute('aria-current') !== 'page' || last.querySelector('a'))
+      problems.push('a breadcrumb trail that does not end in the page itself');
+    if (items.slice(0, -1).some((li) => !li.querySelector('a[href]'))) problems.push('a breadcrumb step without its link');
+  }
   if (!root.getAttribute('lang')) problems.push('<html> without lang');
   if (document.title.trim() === '') problems.push('no <title>');
   return problems;

@@ -33,7 +33,10 @@ export function pageContext(deps: ApiDeps, request: FastifyRequest): PageContext
   const account = state.session?.account;
   return {
     csrf: csrfToken(deps.signingSecret, state.binding),
-    signedInAs: account !== undefined ? { email: account.email, displayName: account.display_name } : null,
+    signedInAs:
+      account !== undefined
+        ? { email: account.email, displayName: account.display_name, isOperator: account.is_operator === 1 }
+        : null,
   };
 }
 

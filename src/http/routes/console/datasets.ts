@@ -120,6 +120,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
     ]);
     const page = datasetPage(pageContext(deps, request), {
       workspaceId: access.workspaceId,
+      workspaceName: access.workspaceName,
       dataset,
       madeBy,
       connected,
@@ -169,6 +170,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
       200,
       deleteDatasetPage(pageContext(deps, request), {
         workspaceId: access.workspaceId,
+        workspaceName: access.workspaceName,
         dataset,
         connected,
         error: null,
@@ -189,6 +191,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
         400,
         deleteDatasetPage(pageContext(deps, request), {
           workspaceId: access.workspaceId,
+          workspaceName: access.workspaceName,
           dataset,
           connected,
           error: 'The name you typed is not the dataset’s name, so nothing was deleted.',

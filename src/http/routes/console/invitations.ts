@@ -36,6 +36,6 @@ export function invitationRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
   scope.post('/workspaces/:workspaceId/invitations/resend', async (request, reply) => {
     const { access, actor, target } = await changer(request);
     const invitation = await db.transaction().execute((trx) => resendInvitation(trx, actor, target));
-    return sendInvitationCreated(deps, request, reply, access.workspaceId, invitation);
+    return sendInvitationCreated(deps, request, reply, access, invitation);
   });
 }

@@ -44,6 +44,7 @@ export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
       200,
       jobPage(pageContext(deps, request), {
         workspaceId: access.workspaceId,
+        workspaceName: access.workspaceName,
         datasetName: dataset.name,
         job,
         askedBy,

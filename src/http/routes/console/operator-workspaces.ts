@@ -16,9 +16,10 @@ import {
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
 import { actorOf, oneOf, param, requiredName, requireOperator } from './operator-common.js';
-import { invitationCreatedPage } from './pages.js';
+import { invitationCreatedPage, OPERATOR } from './pages.js';
 import {
   inviteOwnerPage,
+  OPERATOR_WORKSPACES,
   workspaceCreatedPage,
   workspacesPage,
   type WorkspaceListing,
@@ -115,7 +116,7 @@ export function operatorWorkspaceRoutes(scope: FastifyInstance, deps: ApiDeps, d
         reply,
         201,
         invitationCreatedPage(pageContext(deps, request), {
-          workspaceId: ws.id,
+          trail: [OPERATOR, OPERATOR_WORKSPACES],
           email: invitation.email,
           link: invitationLink(deps.config.publicUrl, invitation.token),
           expiresAt: invitation.expiresAt,

@@ -8,8 +8,13 @@ import {
   errorBox,
   layout,
   newPasswordFields,
+  OPERATOR,
+  type Crumb,
   type PageContext,
 } from './pages.js';
+
+/** The pages of the way back in sit under the sign-in page. */
+const SIGN_IN: Crumb = { label: 'Sign in', href: '/console/sign-in' };
 
 const noticeBox = (message: string | null) =>
   message !== null ? html`<p class="notice" role="status">${message}</p>` : '';
@@ -94,8 +99,8 @@ export function forgotPasswordPage(
     ctx,
     'Forgot your password?',
     html`<h1>Forgot your password?</h1>
-      ${body}
-      <p><a href="/console/sign-in">Back to sign-in</a></p>`,
+      ${body}`,
+    [SIGN_IN],
   );
 }
 
@@ -111,8 +116,8 @@ export function resetMailSentPage(ctx: PageContext, opts: { email: string; ttlMs
       <p>
         The link works once, for ${minutes(opts.ttlMs)} minutes. Nothing came? Look in the spam folder, check
         the address, or ask the service's operator.
-      </p>
-      <p><a href="/console/sign-in">Back to sign-in</a></p>`,
+      </p>`,
+    [SIGN_IN],
   );
 }
 
@@ -135,6 +140,7 @@ export function resetPasswordPage(
         <p class="hint">Setting it signs this account out everywhere it is signed in.</p>
         <button type="submit">Set the new password</button>
       </form>`,
+    [SIGN_IN],
   );
 }
 
@@ -144,8 +150,8 @@ export function resetLinkFormPage(ctx: PageContext, opts: { email: string; error
     ctx,
     'Password reset link',
     html`<h1>Issue a password reset link</h1>
-      ${errorBox(opts.error)} ${resetLinkForm(ctx, opts.email)}
-      <p><a href="/console/operator">Back to the operator pages</a></p>`,
+      ${errorBox(opts.error)} ${resetLinkForm(ctx, opts.email)}`,
+    [OPERATOR],
   );
 }
 
@@ -184,7 +190,7 @@ export function resetLinkIssuedPage(
         is not shown again. A newer link or a password change voids it; using it signs the account out
         everywhere.
       </p>
-      <code class="secret" id="reset-link">${opts.link}</code>
-      <p><a href="/console/operator">Back to the operator pages</a></p>`,
+      <code class="secret" id="reset-link">${opts.link}</code>`,
+    [OPERATOR],
   );
 }

@@ -3,7 +3,16 @@
 // it with a confirmation, and one load (timeline, counts, row errors).
 import { html, type SafeHtml } from './html.js';
 import { when } from './times.js';
-import { confirmNameField, csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
+import {
+  confirmNameField,
+  csrfField,
+  dataTable,
+  errorBox,
+  layout,
+  type Crumb,
+  type PageContext,
+  workspaceTrail,
+} from './pages.js';
 import type { Dataset, DatasetTag } from '../../../domain/datasets/view.js';
 import type { TagApp } from '../../../domain/datasets/tags.js';
 import type { Job, JobStatusEntry } from '../../../domain/jobs/view.js';
@@ -108,6 +117,11 @@ export function cellValue(value: ReadValue): SafeHtml | string {
 
 const base = (workspaceId: number) => `/console/workspaces/${workspaceId}`;
 const datasetHref = (workspaceId: number, datasetId: string) => `${base(workspaceId)}/datasets/${datasetId}`;
+/** The trail of a dataset's pages: its workspace, then the workspace's datasets. */
+const datasetsTrail = (ws: { workspaceId: number; workspaceName: string }): Crumb[] => [
+  ...workspaceTrail({ workspaceId: ws.workspaceId, name: ws.workspaceName }),
+  { label: 'Datasets', href: `${base(ws.workspaceId)}/datasets` },
+];
 const jobHref = (workspaceId: number, jobId: string) => `${base(workspaceId)}/jobs/${jobId}`;
 
 /** Which of a dataset's tagged apps can read it now (connected), and which only once reconnected. */
@@ -158,13 +172,13 @@ export function datasetsPage(
     ctx,
     `Datasets of ${opts.workspaceName}`,
     html`<h1>Datasets of ${opts.workspaceName}</h1>
-      <p><a href="${base(opts.workspaceId)}">Back to the workspace</a></p>
       ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''} ${HOW_APPS_SEE}
       ${
         opts.datasets.length > 0
           ? dataTable(['Dataset', 'Records', 'Last update', 'Apps that can see it'], rows)
           : html`<p>This workspace has no datasets yet. Apps create them through the API.</p>`
       }`,
+    workspaceTrail({ workspaceId: opts.workspaceId, name: opts.workspaceName }),
   );
 }
 
@@ -173,6 +187,7 @@ export function datasetPage(
   ctx: PageContext,
   opts: {
     workspaceId: number;
+    workspaceName: string;
     dataset: Dataset;
     /** The app that created the dataset (null: none recorded). */
     madeBy: string | null;
@@ -191,7 +206,6 @@ export function datasetPage(
     ctx,
     d.name,
     html`<h1>${d.name}</h1>
-      <p><a href="${base(opts.workspaceId)}/datasets">All datasets</a></p>
       ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''}
       <dl>
         <dt>Dataset ID</dt>
@@ -248,6 +262,7 @@ export function datasetPage(
               </p>`
           : ''
       }`,
+    datasetsTrail(opts),
   );
 }
 
@@ -368,7 +383,13 @@ function recordsTable(page: RecordsPage, total: number, later: boolean): SafeHtm
 /** The confirmation step of deleting a dataset: what is lost, and its name typed to go on. */
 export function deleteDatasetPage(
   ctx: PageContext,
-  opts: { workspaceId: number; dataset: Dataset; connected: TagApp[]; error: string | null },
+  opts: {
+    workspaceId: number;
+    workspaceName: string;
+    dataset: Dataset;
+    connected: TagApp[];
+    error: string | null;
+  },
 ): string {
   const d = opts.dataset;
   const href = datasetHref(opts.workspaceId, d.datasetId);
@@ -395,6 +416,7 @@ export function deleteDatasetPage(
         <button type="submit" class="danger">Delete this dataset</button>
       </form>
       <p><a href="${href}">Cancel and go back to the dataset</a></p>`,
+    [...datasetsTrail(opts), { label: d.name, href }],
   );
 }
 
@@ -403,6 +425,7 @@ export function jobPage(
   ctx: PageContext,
   opts: {
     workspaceId: number;
+    workspaceName: string;
     datasetName: string;
     job: Job;
     /** The app whose installation asked for the load (null: none recorded). */
@@ -423,7 +446,6 @@ export function jobPage(
     ctx,
     `Load of ${opts.datasetName}`,
     html`<h1>Load of ${opts.datasetName}</h1>
-      <p><a href="${datasetHref(opts.workspaceId, job.datasetId)}">Back to ${opts.datasetName}</a></p>
       <dl>
         <dt>Status</dt>
         <dd id="job-status">${STATUS_WORDS[status.status]}</dd>
@@ -486,6 +508,7 @@ export function jobPage(
       </dl>
       <h2>Row errors</h2>
       ${errorsSection(href, opts.errors, opts.laterErrorsPage, opts.rejectedRowsHref)}`,
+    [...datasetsTrail(opts), { label: opts.datasetName, href: datasetHref(opts.workspaceId, job.datasetId) }],
   );
 }
 

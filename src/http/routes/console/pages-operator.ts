@@ -3,13 +3,20 @@
 // that answers the form that made them; no page shows them again.
 import { html, type SafeHtml } from './html.js';
 import { when } from './times.js';
-import { csrfField, dataTable, errorBox, layout, type PageContext } from './pages.js';
+import { csrfField, dataTable, errorBox, layout, OPERATOR, type Crumb, type PageContext } from './pages.js';
 import { resetLinkForm } from './pages-account.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm } from '../../../domain/identity/apps.js';
 import { WORKSPACE_TYPES } from '../../../domain/identity/workspaces.js';
 import type { ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
 
 export const OPERATOR_BASE = '/console/operator';
+const APPS: Crumb = { label: 'Apps', href: `${OPERATOR_BASE}/apps` };
+export const OPERATOR_WORKSPACES: Crumb = { label: 'Workspaces', href: `${OPERATOR_BASE}/workspaces` };
+const PROXY_IDS: Crumb = { label: 'Proxy IDs', href: `${OPERATOR_BASE}/proxy-ids` };
+const appCrumb = (app: { appId: string; appName: string }): Crumb => ({
+  label: app.appName,
+  href: `${APPS.href}/${app.appId}`,
+});
 
 /** Timestamps as the tables show them: to the minute, UTC (narrow screens). */
 
@@ -19,8 +26,6 @@ const notice = (text: string | null) =>
 /** "active" and the link to the revocation's confirmation page, named in full for screen readers. */
 const activeWithRevoke = (href: string, label: string) =>
   html`active<br /><a href="${href}" aria-label="${label}">Revoke…</a>`;
-
-const back = (href: string, text: string) => html`<p><a href="${href}">${text}</a></p>`;
 
 const algorithmSelect = (id: string) =>
   html`<label for="${id}">Key algorithm</label>
@@ -164,8 +169,8 @@ export function appsPage(ctx: PageContext, apps: AppListing[]): string {
                 keyList(a.keys),
               ]),
             )
-      }
-      ${back(OPERATOR_BASE, 'Back to the operator pages')}`,
+      }`,
+    [OPERATOR],
   );
 }
 
@@ -210,8 +215,8 @@ export function appPage(ctx: PageContext, app: AppListing, opts: { notice: strin
       <form method="post" action="${OPERATOR_BASE}/apps/${app.id}/keys">
         ${csrfField(ctx)} ${algorithmSelect('alg')}
         <button type="submit">Generate a key</button>
-      </form>
-      ${back(`${OPERATOR_BASE}/apps`, 'Back to the apps')}`,
+      </form>`,
+    [OPERATOR, APPS],
   );
 }
 
@@ -250,7 +255,8 @@ export function appCreatedPage(
         The developer signs app JWTs with the private key (issuer: the App ID, header kid: the key ID). The
         Workspace Key, like the private key, is shown only now.
       </p>
-      ${back(`${OPERATOR_BASE}/apps/${created.appId}`, 'Go to the app')}`,
+      <p><a href="${OPERATOR_BASE}/apps/${created.appId}">Go to the app</a></p>`,
+    [OPERATOR, APPS],
   );
 }
 
@@ -267,8 +273,8 @@ export function keyAddedPage(
         <dt>Key ID (kid)</dt>
         <dd><code id="kid">${key.kid}</code> (${key.alg})</dd>
       </dl>
-      ${privateKeyBlock(ctx, key.privateKeyPem, `${key.appId}-${key.kid}`)}
-      ${back(`${OPERATOR_BASE}/apps/${key.appId}`, 'Back to the app')}`,
+      ${privateKeyBlock(ctx, key.privateKeyPem, `${key.appId}-${key.kid}`)}`,
+    [OPERATOR, APPS, appCrumb(key)],
   );
 }
 
@@ -289,7 +295,8 @@ export function revokeKeyPage(
         ${csrfField(ctx)}
         <button type="submit" class="danger">Revoke key ${key.kid}</button>
       </form>
-      ${back(`${OPERATOR_BASE}/apps/${key.appId}`, 'Cancel, back to the app')}`,
+      <p><a href="${OPERATOR_BASE}/apps/${key.appId}">Cancel, back to the app</a></p>`,
+    [OPERATOR, APPS, appCrumb(key)],
   );
 }
 
@@ -353,8 +360,8 @@ export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[])
               >Invite an owner</a
             >`,
         ]),
-      )}
-      ${back(OPERATOR_BASE, 'Back to the operator pages')}`,
+      )}`,
+    [OPERATOR],
   );
 }
 
@@ -381,7 +388,8 @@ export function workspaceCreatedPage(
       </p>
       <h2>Invite the owner</h2>
       <p>The owner gets a one-time link, valid 24 hours, to set a password and open the workspace.</p>
-      ${inviteOwnerForm(ctx, ws.id)} ${back(`${OPERATOR_BASE}/workspaces`, 'Back to the workspaces')}`,
+      ${inviteOwnerForm(ctx, ws.id)}`,
+    [OPERATOR, OPERATOR_WORKSPACES],
   );
 }
 
@@ -399,8 +407,8 @@ export function inviteOwnerPage(
         ${ws.owners.length > 0 ? `Owners now: ${ws.owners.join(', ')}.` : 'The workspace has no owner yet.'}
         The link works once, for 24 hours.
       </p>
-      ${errorBox(opts.error)} ${inviteOwnerForm(ctx, ws.id, opts.email)}
-      ${back(`${OPERATOR_BASE}/workspaces`, 'Back to the workspaces')}`,
+      ${errorBox(opts.error)} ${inviteOwnerForm(ctx, ws.id, opts.email)}`,
+    [OPERATOR, OPERATOR_WORKSPACES],
   );
 }
 
@@ -437,8 +445,8 @@ export function proxyIdsPage(ctx: PageContext, ids: ProxyIdInfo[], opts: { notic
                   : activeWithRevoke(`${OPERATOR_BASE}/proxy-ids/${p.prefix}/revoke`, `Revoke ${p.prefix}`),
               ]),
             )
-      }
-      ${back(OPERATOR_BASE, 'Back to the operator pages')}`,
+      }`,
+    [OPERATOR],
   );
 }
 
@@ -454,8 +462,8 @@ export function proxyIdCreatedPage(ctx: PageContext, id: string, info: ProxyIdIn
         <code>${info.prefix}</code>.
       </p>
       <p>X-PROXYVID:</p>
-      <code class="secret" id="proxy-id">${id}</code>
-      ${back(`${OPERATOR_BASE}/proxy-ids`, 'Back to the proxy IDs')}`,
+      <code class="secret" id="proxy-id">${id}</code>`,
+    [OPERATOR, PROXY_IDS],
   );
 }
 
@@ -473,6 +481,7 @@ export function revokeProxyIdPage(ctx: PageContext, info: ProxyIdInfo, refreshSe
         ${csrfField(ctx)}
         <button type="submit" class="danger">Revoke ${info.prefix}</button>
       </form>
-      ${back(`${OPERATOR_BASE}/proxy-ids`, 'Cancel, back to the proxy IDs')}`,
+      <p><a href="${PROXY_IDS.href}">Cancel, back to the proxy IDs</a></p>`,
+    [OPERATOR, PROXY_IDS],
   );
 }

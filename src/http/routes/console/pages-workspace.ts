@@ -12,7 +12,9 @@ import {
   errorBox,
   freeText,
   layout,
+  OPERATOR,
   type PageContext,
+  workspaceTrail,
 } from './pages.js';
 import { CONSOLE_ROLES, ROLE_POWERS } from '../../../domain/console/roles.js';
 import type { WorkspaceMember } from '../../../domain/console/access.js';
@@ -28,7 +30,6 @@ export interface WorkspaceRef {
 }
 
 const base = (ws: WorkspaceRef) => `/console/workspaces/${ws.workspaceId}`;
-const backTo = (ws: WorkspaceRef) => html`<p><a href="${base(ws)}">Back to ${ws.name}</a></p>`;
 const noticeBox = (message: string | null) =>
   message !== null ? html`<p class="notice" role="status">${message}</p>` : '';
 
@@ -56,7 +57,7 @@ export function workspaceKeyPage(
     ctx,
     `Workspace Key · ${opts.name}`,
     html`<h1>Workspace Key of ${opts.name}</h1>
-      ${errorBox(opts.error ?? null)} ${backTo(opts)}
+      ${errorBox(opts.error ?? null)}
       <p>
         An app developer needs the Workspace ID (<code>${opts.workspaceId}</code>) and the Workspace Key to
         connect an app and to get access tokens for it. The service keeps only a fingerprint of the key, so it
@@ -77,6 +78,7 @@ export function workspaceKeyPage(
         <li>It cannot be undone.</li>
       </ul>
       ${appsNeedingKey(opts.apps)} ${form}`,
+    workspaceTrail(opts),
   );
 }
 
@@ -109,7 +111,8 @@ export function workspaceKeyRotatedPage(
         <strong>Copy it now: it will not be shown again.</strong> Keep it somewhere safe and give it only to
         the developers of the apps you connect.
       </p>
-      ${appsNeedingKey(opts.apps)} ${backTo(opts)}`,
+      ${appsNeedingKey(opts.apps)}`,
+    workspaceTrail(opts),
   );
 }
 
@@ -164,13 +167,14 @@ export function connectedAppsPage(
     ctx,
     `Connected apps · ${opts.name}`,
     html`<h1>Apps connected to ${opts.name}</h1>
-      ${backTo(opts)} ${noticeBox(opts.notice)} ${opts.mayChange ? '' : errorBox(opts.error)}
+      ${noticeBox(opts.notice)} ${opts.mayChange ? '' : errorBox(opts.error)}
       ${
         opts.apps.length > 0
           ? dataTable(headers, rows)
           : html`<p>No app is connected to this workspace yet.</p>`
       }
       ${connect}`,
+    workspaceTrail(opts),
   );
 }
 
@@ -190,6 +194,7 @@ export function disconnectAppPage(ctx: PageContext, opts: WorkspaceRef & { app: 
         <button type="submit" class="danger">Disconnect ${opts.app.appName}</button>
       </form>
       <p><a href="${base(opts)}/apps">No, keep it connected</a></p>`,
+    [...workspaceTrail(opts), { label: 'Connected apps', href: `${base(opts)}/apps` }],
   );
 }
 
@@ -270,7 +275,7 @@ export function membersPage(
     ctx,
     `Members · ${opts.name}`,
     html`<h1>Members of ${opts.name}</h1>
-      ${backTo(opts)} ${noticeBox(opts.notice)} ${dataTable(headers, rows)}
+      ${noticeBox(opts.notice)} ${dataTable(headers, rows)}
       ${opts.invitations !== null ? invitationsSection(ctx, opts, opts.invitations, opts.mayInvite) : ''}
       <h2>What each role may do</h2>
       <ul>
@@ -286,6 +291,7 @@ export function membersPage(
           ? html`<p class="hint">A workspace always keeps at least one owner.</p>`
           : html`<p id="owners-only">Only an owner (or the operator) can change roles or remove members.</p>`
       }`,
+    workspaceTrail(opts),
   );
 }
 
@@ -300,7 +306,6 @@ export function memberPage(
     ctx,
     `${m.displayName} · ${opts.name}`,
     html`<h1>${m.displayName} in ${opts.name}</h1>
-      <p><a href="${base(opts)}/members">Back to the members</a></p>
       <dl>
         <dt>Email</dt>
         <dd>${m.email}</dd>
@@ -330,6 +335,7 @@ export function memberPage(
         ${csrfField(ctx)}
         <button type="submit" class="danger">Remove ${m.email}</button>
       </form>`,
+    [...workspaceTrail(opts), { label: 'Members', href: `${base(opts)}/members` }],
   );
 }
 
@@ -368,7 +374,6 @@ export function auditLogPage(
     ctx,
     title,
     html`<h1>${title}</h1>
-      ${ws !== null ? backTo(ws) : html`<p><a href="/console/home">Back to the console home</a></p>`}
       <p>Who did what, when; newest first.</p>
       ${opts.rows.length > 0 ? dataTable(headers, rows) : html`<p>Nothing has been recorded here yet.</p>`}
       ${
@@ -378,5 +383,6 @@ export function auditLogPage(
             </nav>`
           : ''
       }`,
+    ws !== null ? workspaceTrail(ws) : [OPERATOR],
   );
 }

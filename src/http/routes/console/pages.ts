@@ -10,8 +10,24 @@ import type { ConsoleAuditRow } from '../../../storage/db/console-tables.js';
 /** What every page needs: the CSRF token of its forms, and who is signed in (if anyone). */
 export interface PageContext {
   csrf: string;
-  signedInAs: { email: string; displayName: string } | null;
+  signedInAs: { email: string; displayName: string; isOperator: boolean } | null;
 }
+
+/** A page above this one on the way from its section's first page: a step of the breadcrumb trail. */
+export interface Crumb {
+  label: string;
+  href: string;
+}
+
+/** The first page of the workspaces' section, and of the operator's. */
+export const WORKSPACES: Crumb = { label: 'Your workspaces', href: '/console/home' };
+export const OPERATOR: Crumb = { label: 'Operator', href: '/console/operator' };
+
+/** The trail of a workspace's pages: its section, then the workspace. */
+export const workspaceTrail = (ws: { workspaceId: number; name: string }): Crumb[] => [
+  WORKSPACES,
+  { label: ws.name, href: `/console/workspaces/${ws.workspaceId}` },
+];
 
 export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}" />`;
 
@@ -24,8 +40,17 @@ export const auditWhat = (action: string) =>
 export const freeText = (text: string | null) =>
   text === null ? '' : html`<span class="wrap">${text}</span>`;
 
-/** The frame of every page: skip link, header with sign-out, one main landmark. */
-export function layout(ctx: PageContext, title: string, body: SafeHtml): string {
+/**
+ * The frame of every page: skip link, a header with the console's sections and sign-out for whoever
+ * is signed in, the trail of the pages above this one (none for a section's first page), one main
+ * landmark.
+ */
+export function layout(
+  ctx: PageContext,
+  title: string,
+  body: SafeHtml,
+  trail: readonly Crumb[] = [],
+): string {
   const who = ctx.signedInAs;
   return html`<!doctype html>
     <html lang="en">
@@ -41,14 +66,28 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml): string 
           <a class="brand" href="/console/home">Dataset Exchange</a>
           ${
             who !== null
-              ? html`<form method="post" action="/console/sign-out">
-                  ${csrfField(ctx)}<span>${who.displayName} (${who.email})</span>
-                  <a href="/console/account">Your account</a>
-                  <button type="submit" class="secondary">Sign out</button>
-                </form>`
+              ? html`<nav aria-label="Console">
+                    <a href="${WORKSPACES.href}">${WORKSPACES.label}</a>
+                    ${who.isOperator ? html`<a href="${OPERATOR.href}">${OPERATOR.label}</a>` : ''}
+                    <a href="/console/account">Your account</a>
+                  </nav>
+                  <form method="post" action="/console/sign-out">
+                    ${csrfField(ctx)}<span>${who.displayName} (${who.email})</span>
+                    <button type="submit" class="secondary">Sign out</button>
+                  </form>`
               : ''
           }
         </header>
+        ${
+          trail.length > 0
+            ? html`<nav aria-label="Breadcrumb" class="trail">
+                <ol>
+                  ${trail.map((c) => html`<li><a href="${c.href}">${c.label}</a></li>`)}
+                  <li aria-current="page">${title}</li>
+                </ol>
+              </nav>`
+            : ''
+        }
         <main id="main">${body}</main>
       </body>
     </html> `.value;
@@ -317,6 +356,7 @@ export function workspacePage(
         opts.members.map((m) => [m.displayName, m.email, ROLE_POWERS[m.role].label]),
       )}
       ${invite}${audit}`,
+    [WORKSPACES],
   );
 }
 
@@ -342,7 +382,7 @@ function workspaceSettingsNav(workspaceId: number, readsAudit: boolean): SafeHtm
 /** A one-time invitation link, shown once. */
 export function invitationCreatedPage(
   ctx: PageContext,
-  opts: { workspaceId: number; email: string; link: string; expiresAt: Date },
+  opts: { trail: readonly Crumb[]; email: string; link: string; expiresAt: Date },
 ): string {
   return layout(
     ctx,
@@ -351,8 +391,8 @@ export function invitationCreatedPage(
       <p>
         Send this link to ${opts.email}. It works once, until ${when(opts.expiresAt)}, and is not shown again.
       </p>
-      <code class="secret" id="invitation-link">${opts.link}</code>
-      <p><a href="/console/workspaces/${opts.workspaceId}">Back to the workspace</a></p>`,
+      <code class="secret" id="invitation-link">${opts.link}</code>`,
+    opts.trail,
   );
 }
 

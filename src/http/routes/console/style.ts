@@ -20,6 +20,12 @@ a:hover{color:#07305f}
 header{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.5rem;padding:.75rem 1rem;border-bottom:1px solid #6b6b6b}
 header .brand{font-weight:700;text-decoration:none;color:#1a1a1a}
 header form{margin:0}
+header nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin-right:auto;margin-left:1.5rem}
+header nav a{padding:.25rem 0}
+.trail{max-width:76rem;margin:0 auto;padding:.75rem 1rem 0;font-size:.95rem}
+.trail ol{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap}
+.trail li+li::before{content:"›";padding:0 .5rem;color:#404040}
+.trail [aria-current]{color:#404040}
 main{max-width:76rem;margin:0 auto;padding:1rem}
 main>:not(.table-wrap){max-width:48rem}
 h1{font-size:1.5rem;line-height:1.25}

@@ -10,7 +10,7 @@ import { invitationLink, inviteMember, membershipsOf } from '../../../domain/con
 import { asConsoleRole } from '../../../domain/console/roles.js';
 import { pageContext, requireSession, sendPage } from './context.js';
 import { field } from './form.js';
-import { homePage, invitationCreatedPage, workspacePage } from './pages.js';
+import { homePage, invitationCreatedPage, workspacePage, workspaceTrail } from './pages.js';
 
 /** The `:workspaceId` of a console path, or 404. */
 export function workspaceIdOf(params: unknown): number {
@@ -79,7 +79,7 @@ export function workspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: Conso
           { workspaceId: access.workspaceId, email: field(request.body, 'email'), role },
         ),
       );
-    return sendInvitationCreated(deps, request, reply, access.workspaceId, invitation);
+    return sendInvitationCreated(deps, request, reply, access, invitation);
   });
 }
 
@@ -88,14 +88,14 @@ export function sendInvitationCreated(
   deps: ApiDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  workspaceId: number,
+  workspace: { workspaceId: number; workspaceName: string },
   invitation: { email: string; token: string; expiresAt: Date },
 ): FastifyReply {
   return sendPage(
     reply,
     201,
     invitationCreatedPage(pageContext(deps, request), {
-      workspaceId,
+      trail: workspaceTrail({ workspaceId: workspace.workspaceId, name: workspace.workspaceName }),
       email: invitation.email,
       link: invitationLink(deps.config.publicUrl, invitation.token),
       expiresAt: invitation.expiresAt,
