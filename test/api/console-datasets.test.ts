@@ -14,7 +14,11 @@ import {
   TEST_PASSWORD,
   unescapeHtml,
 } from '../support/console-browser.js';
-import { FIRST_RECORDS, RECENT_JOBS } from '../../src/http/routes/console/pages-datasets.js';
+import {
+  DATASETS_PER_PAGE,
+  FIRST_RECORDS,
+  RECENT_JOBS,
+} from '../../src/http/routes/console/pages-datasets.js';
 import { accessToken, onboardApp, ownToken } from '../support/onboarding.js';
 import { putFile } from '../support/loading.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
@@ -301,6 +305,53 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.doesNotMatch(nextPage.body, />Next records<\/a>/);
 
     const bad = await b.get(`${href}?records=not-a-token`);
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.headers['content-type'] as string, /^text\/html/);
+  });
+
+  test('the datasets list pages in name order and finds datasets by name, in any letter case', async () => {
+    const c = await campaign();
+    const { b } = await member(c.workspaceId, 'viewer');
+    const define = async (name: string) => {
+      const res = await api(c.canvass.token, 'POST', '/datasets', {
+        name,
+        schema: { properties: [{ name: 'id', type: 'integer' }] },
+      });
+      assert.equal(res.status, 201, res.text);
+    };
+    // One more page than the first holds, and two whose names a search finds.
+    for (let i = 0; i < DATASETS_PER_PAGE; i++) await define(`List ${String(i).padStart(3, '0')}`);
+    await define('Opt-outs 100%');
+    await define('OPT-OUTS march');
+    const list = `/console/workspaces/${c.workspaceId}/datasets`;
+    const names = (body: string) =>
+      [...body.matchAll(/\/datasets\/[0-9a-f-]{36}">([^<]*)<\/a>/g)].map((m) => unescapeHtml(m[1] ?? ''));
+
+    const first = await b.get(list);
+    assert.equal(first.statusCode, 200);
+    assert.equal(names(first.body).length, DATASETS_PER_PAGE);
+    const next = /<a href="([^"]+)" rel="next">Next datasets<\/a>/.exec(first.body)?.[1];
+    assert.ok(next !== undefined, 'the first page links to the next');
+    const second = await b.get(unescapeHtml(next));
+    assert.equal(second.statusCode, 200);
+    assert.match(second.body, new RegExp(`<a href="${list}">First datasets</a>`));
+    assert.doesNotMatch(second.body, /Next datasets/);
+    const all = [...names(first.body), ...names(second.body)];
+    assert.equal(all.length, DATASETS_PER_PAGE + 3);
+    assert.equal(new Set(all).size, all.length, 'no dataset on two pages');
+    assert.ok(all.includes(c.name) && all.includes('List 049') && all.includes('OPT-OUTS march'));
+
+    // Any letter case; %, _ and \ are themselves, not patterns.
+    const found = async (q: string) => names((await b.get(`${list}?q=${encodeURIComponent(q)}`)).body).sort();
+    assert.deepEqual(await found('opt-OUTS'), ['OPT-OUTS march', 'Opt-outs 100%']);
+    assert.deepEqual(await found('100%'), ['Opt-outs 100%']);
+    assert.deepEqual(await found('1%0'), []);
+    assert.deepEqual(await found('_'), []);
+    assert.deepEqual(await found('\\'), []);
+    const none = await b.get(`${list}?q=${encodeURIComponent('no such name')}`);
+    assert.match(none.body, /No dataset whose name holds\s+“no such name”\./);
+
+    const bad = await b.get(`${list}?after=not-a-token`);
     assert.equal(bad.statusCode, 400);
     assert.match(bad.headers['content-type'] as string, /^text\/html/);
   });

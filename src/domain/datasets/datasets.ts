@@ -97,6 +97,40 @@ export async function listDatasets(db: Db, caller: DatasetReader): Promise<Datas
   return viewDatasets(db, rows);
 }
 
+/** Where a page of datasets in name order ends: the name and ID of its last dataset. */
+export interface NamePosition {
+  name: string;
+  id: string;
+}
+
+/**
+ * A page of the datasets the caller may see, in name order (then ID), after `after`, whose name
+ * holds `nameContains` in any letter case (ASCII letters on SQLite, whose lower() knows no other),
+ * and where the next page starts (null on the last).
+ */
+export async function listDatasetsByName(
+  db: Db,
+  caller: DatasetReader,
+  opts: { nameContains: string; after: NamePosition | null; limit: number },
+): Promise<{ datasets: Dataset[]; next: NamePosition | null }> {
+  let query = visibleViews(db, caller);
+  if (opts.nameContains !== '') {
+    const pattern = `%${opts.nameContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where(sql<boolean>`lower(d.name) like lower(${pattern}) escape '\\'`);
+  }
+  if (opts.after !== null)
+    query = query.where(sql<boolean>`(d.name, d.id) > (${opts.after.name}, ${opts.after.id})`);
+  const rows = await query
+    .orderBy('d.name')
+    .orderBy('d.id')
+    .limit(opts.limit + 1)
+    .execute();
+  const more = rows.length > opts.limit;
+  const datasets = await viewDatasets(db, rows.slice(0, opts.limit));
+  const last = datasets.at(-1);
+  return { datasets, next: more && last !== undefined ? { name: last.name, id: last.datasetId } : null };
+}
+
 /** One dataset the caller may see, in the public shape. */
 export async function getDataset(db: Db, caller: DatasetReader, datasetId: string): Promise<Dataset> {
   const row = await visibleViews(db, caller).where('d.id', '=', datasetId).executeTakeFirst();

@@ -11,7 +11,8 @@ import { requireChange, workspaceAccess, type WorkspaceAccess } from '../../../d
 import {
   deleteDataset,
   getDataset,
-  listDatasets,
+  listDatasetsByName,
+  type NamePosition,
   workspaceReader,
 } from '../../../domain/datasets/datasets.js';
 import { connectedApps, setDatasetTags } from '../../../domain/datasets/tags.js';
@@ -22,6 +23,7 @@ import { field } from './form.js';
 import { workspaceIdOf } from './workspaces.js';
 import {
   datasetPage,
+  DATASETS_PER_PAGE,
   datasetsPage,
   deleteDatasetPage,
   FIRST_RECORDS,
@@ -65,6 +67,25 @@ function queryToken(query: unknown, name: string): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
+/** The longest name search the list takes (a dataset's name is at most as long). */
+const MAX_SEARCH_CHARS = 200;
+
+/** Where the datasets list starts (`?after=`, from its own Next link), or a 400 page for a forged one. */
+function afterOf(token: string | null): NamePosition | null {
+  if (token === null) return null;
+  try {
+    const [name, id] = JSON.parse(Buffer.from(token, 'base64url').toString()) as unknown[];
+    if (typeof name === 'string' && typeof id === 'string') return { name, id };
+  } catch {
+    // Falls through to the 400 below.
+  }
+  throw problem('invalid', 'This link to a page of datasets is not valid: start again from the first page.');
+}
+
+/** The `after` token of a position in the datasets list. */
+export const afterToken = (at: NamePosition) =>
+  Buffer.from(JSON.stringify([at.name, at.id])).toString('base64url');
+
 function noticeOf(query: unknown): string | null {
   const done = (query as { done?: unknown }).done;
   return typeof done === 'string' && Object.hasOwn(NOTICES, done)
@@ -80,8 +101,10 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
   scope.get(prefix, async (request, reply) => {
     const { access } = await accessOf(db, request);
     const reader = workspaceReader(access.workspaceId);
-    const [datasets, connected] = await Promise.all([
-      listDatasets(deps.db, reader),
+    const search = (queryToken(request.query, 'q') ?? '').trim().slice(0, MAX_SEARCH_CHARS);
+    const after = afterOf(queryToken(request.query, 'after'));
+    const [list, connected] = await Promise.all([
+      listDatasetsByName(deps.db, reader, { nameContains: search, after, limit: DATASETS_PER_PAGE }),
       connectedApps(deps.db, access.workspaceId),
     ]);
     return sendPage(
@@ -90,7 +113,10 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
       datasetsPage(pageContext(deps, request), {
         workspaceId: access.workspaceId,
         workspaceName: access.workspaceName,
-        datasets,
+        datasets: list.datasets,
+        search,
+        later: after !== null,
+        nextToken: list.next !== null ? afterToken(list.next) : null,
         connected,
         notice: noticeOf(request.query),
       }),

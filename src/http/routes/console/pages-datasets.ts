@@ -143,17 +143,28 @@ const HOW_APPS_SEE = html`<p class="hint">
   chose otherwise, with every app connected at the time.
 </p>`;
 
-/** The workspace's datasets: records, last update, and which apps can see each. */
+/** Datasets per page of a workspace's list. */
+export const DATASETS_PER_PAGE = 50;
+
+/** The workspace's datasets, a page at a time in name order, found by name: records, last update,
+ * and which apps can see each. */
 export function datasetsPage(
   ctx: PageContext,
   opts: {
     workspaceId: number;
     workspaceName: string;
+    /** A page of the datasets, in name order; `later`: not the first; `nextToken`: the next page's. */
     datasets: Dataset[];
+    later: boolean;
+    nextToken: string | null;
+    /** What their names were searched for ('' when not). */
+    search: string;
     connected: TagApp[];
     notice: string | null;
   },
 ): string {
+  const list = `${base(opts.workspaceId)}/datasets`;
+  const searched = opts.search !== '' ? `q=${encodeURIComponent(opts.search)}&` : '';
   const rows = opts.datasets.map((d) => {
     const { canSee, notConnected } = visibility(d.datasetTags, opts.connected);
     return [
@@ -173,10 +184,38 @@ export function datasetsPage(
     `Datasets of ${opts.workspaceName}`,
     html`<h1>Datasets of ${opts.workspaceName}</h1>
       ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''} ${HOW_APPS_SEE}
+      <form method="get" action="${list}" role="search">
+        <label for="q">Find datasets by name</label>
+        <input id="q" name="q" type="search" maxlength="200" value="${opts.search}" />
+        <button type="submit" class="secondary">Find</button>
+      </form>
+      ${
+        opts.search !== ''
+          ? html`<p id="search-result">
+              ${opts.datasets.length > 0 || opts.later ? 'Datasets' : 'No dataset'} whose name holds
+              “${opts.search}”${opts.datasets.length > 0 || opts.later ? ':' : '.'}
+              <a href="${list}">Show every dataset</a>
+            </p>`
+          : ''
+      }
       ${
         opts.datasets.length > 0
           ? dataTable(['Dataset', 'Records', 'Last update', 'Apps that can see it'], rows)
-          : html`<p>This workspace has no datasets yet. Apps create them through the API.</p>`
+          : opts.search === '' && !opts.later
+            ? html`<p>This workspace has no datasets yet. Apps create them through the API.</p>`
+            : ''
+      }
+      ${
+        opts.later || opts.nextToken !== null
+          ? html`<p class="pager">
+              ${opts.later ? html`<a href="${list}${searched !== '' ? `?${searched.slice(0, -1)}` : ''}">First datasets</a>` : ''}
+              ${
+                opts.nextToken !== null
+                  ? html`<a href="${list}?${searched}after=${opts.nextToken}" rel="next">Next datasets</a>`
+                  : ''
+              }
+            </p>`
+          : ''
       }`,
     workspaceTrail({ workspaceId: opts.workspaceId, name: opts.workspaceName }),
   );
