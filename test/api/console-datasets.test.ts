@@ -349,7 +349,7 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.deepEqual(await found('_'), []);
     assert.deepEqual(await found('\\'), []);
     const none = await b.get(`${list}?q=${encodeURIComponent('no such name')}`);
-    assert.match(none.body, /No dataset whose name holds\s+“no such name”\./);
+    assert.match(none.body, /No datasets whose name holds\s+“no such name”\./);
 
     const bad = await b.get(`${list}?after=not-a-token`);
     assert.equal(bad.statusCode, 400);

@@ -8,6 +8,8 @@ import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { ConsoleBrowser, csrfOf, signedInOperator, unescapeHtml } from '../support/console-browser.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
+import { createApp } from '../../src/domain/identity/apps.js';
+import { OPERATOR_LIST_PAGE } from '../../src/http/routes/console/pages-operator.js';
 import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
 import { SqlProxyIdStore } from '../../src/domain/identity/proxy-ids.js';
 import { consoleDb } from '../../src/domain/console/db.js';
@@ -267,6 +269,36 @@ await forEachDatabase('console: operator pages', (target) => {
       invites.map((r) => r.detail),
       [`${ownerEmail} as owner`],
     );
+  });
+
+  test("the operator's workspaces and apps page 50 at a time in name order and are found by name", async () => {
+    const tag = `Zed ${++counter}`;
+    for (let i = 0; i <= OPERATOR_LIST_PAGE; i++)
+      await createWorkspace(t.database.db, { displayName: `${tag} list ${String(i).padStart(3, '0')}` });
+    const named = (body: string) =>
+      [...body.matchAll(/<a href="\/console\/workspaces\/\d+">([^<]*)<\/a>/g)].map((m) =>
+        unescapeHtml(m[1] ?? ''),
+      );
+    const first = await op.get(`${OP}/workspaces?q=${encodeURIComponent(tag.toLowerCase())}`);
+    assert.equal(first.statusCode, 200);
+    assert.equal(named(first.body).length, OPERATOR_LIST_PAGE);
+    assert.equal(named(first.body)[0], `${tag} list 000`);
+    const next = /<a href="([^"]+)" rel="next"\s*>Next workspaces<\/a\s*>/.exec(first.body)?.[1];
+    assert.ok(next !== undefined, 'the first page links to the next, keeping the search');
+    const second = await op.get(unescapeHtml(next));
+    assert.deepEqual(named(second.body), [`${tag} list ${String(OPERATOR_LIST_PAGE).padStart(3, '0')}`]);
+    assert.match(second.body, /First workspaces<\/a>/);
+
+    for (const name of [`${tag} Canvass`, `${tag.toUpperCase()} Survey`, 'Other app'])
+      await createApp(t.database.db, { name, alg: 'ES256' });
+    const apps = await op.get(`${OP}/apps?q=${encodeURIComponent(tag)}`);
+    const appNames = [...apps.body.matchAll(/<a href="\/console\/operator\/apps\/[^"]+">([^<]*)<\/a>/g)]
+      .map((m) => m[1])
+      .sort();
+    assert.deepEqual(appNames, [`${tag} Canvass`, `${tag.toUpperCase()} Survey`].sort());
+    const none = await op.get(`${OP}/apps?q=${encodeURIComponent(`${tag} nothing`)}`);
+    assert.match(none.body, /No apps whose name holds/);
+    assert.equal((await op.get(`${OP}/workspaces?after=forged`)).statusCode, 400);
   });
 
   test('the operator creates a proxy ID (shown once, stored hashed) and revokes it', async () => {

@@ -8,6 +8,13 @@ import type { RecordStore } from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import { appIdOf, type AppIdRef } from '../identity/app-id.js';
+import {
+  afterPosition,
+  nameHolds,
+  namePage,
+  type NamePageQuery,
+  type NamePosition,
+} from '../lists/by-name.js';
 import type { Db } from '../identity/users.js';
 import { parseDatasetSchema, type DatasetSchema, type DatasetSchemaInput } from './schema.js';
 import { VIEW_COLUMNS, viewDatasets, type Dataset } from './view.js';
@@ -97,38 +104,25 @@ export async function listDatasets(db: Db, caller: DatasetReader): Promise<Datas
   return viewDatasets(db, rows);
 }
 
-/** Where a page of datasets in name order ends: the name and ID of its last dataset. */
-export interface NamePosition {
-  name: string;
-  id: string;
-}
-
 /**
- * A page of the datasets the caller may see, in name order (then ID), after `after`, whose name
- * holds `nameContains` in any letter case (ASCII letters on SQLite, whose lower() knows no other),
+ * A page of the datasets the caller may see, in name order (then ID), found by name (by-name.ts),
  * and where the next page starts (null on the last).
  */
 export async function listDatasetsByName(
   db: Db,
   caller: DatasetReader,
-  opts: { nameContains: string; after: NamePosition | null; limit: number },
+  query: NamePageQuery,
 ): Promise<{ datasets: Dataset[]; next: NamePosition | null }> {
-  let query = visibleViews(db, caller);
-  if (opts.nameContains !== '') {
-    const pattern = `%${opts.nameContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    query = query.where(sql<boolean>`lower(d.name) like lower(${pattern}) escape '\\'`);
-  }
-  if (opts.after !== null)
-    query = query.where(sql<boolean>`(d.name, d.id) > (${opts.after.name}, ${opts.after.id})`);
-  const rows = await query
+  let q = visibleViews(db, caller);
+  if (query.nameContains !== '') q = q.where(nameHolds('d.name', query.nameContains));
+  if (query.after !== null) q = q.where(afterPosition('d.name', 'd.id', query.after));
+  const rows = await q
     .orderBy('d.name')
     .orderBy('d.id')
-    .limit(opts.limit + 1)
+    .limit(query.limit + 1)
     .execute();
-  const more = rows.length > opts.limit;
-  const datasets = await viewDatasets(db, rows.slice(0, opts.limit));
-  const last = datasets.at(-1);
-  return { datasets, next: more && last !== undefined ? { name: last.name, id: last.datasetId } : null };
+  const page = namePage(rows, query.limit, (r) => ({ name: r.name, id: r.id }));
+  return { datasets: await viewDatasets(db, page.rows), next: page.next };
 }
 
 /** One dataset the caller may see, in the public shape. */

@@ -9,6 +9,13 @@ import type { Db } from './users.js';
 import { createWorkspace } from './workspaces.js';
 import { connectInstallation } from './installations.js';
 import { checkedName, NAME_MAX } from './names.js';
+import {
+  afterPosition,
+  nameHolds,
+  namePage,
+  type NamePageQuery,
+  type NamePosition,
+} from '../lists/by-name.js';
 
 export const KEY_ALGORITHMS = ['RS256', 'ES256'] as const;
 export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
@@ -161,4 +168,20 @@ export async function hasApps(db: Db): Promise<boolean> {
 /** Lists every app (operator CLI). */
 export async function listApps(db: Db): Promise<AppRow[]> {
   return db.selectFrom('apps').selectAll().orderBy('created_at').execute();
+}
+
+/** A page of the apps in name order (then ID), found by name (lists/by-name.ts). */
+export async function listAppsByName(
+  db: Db,
+  query: NamePageQuery,
+): Promise<{ rows: AppRow[]; next: NamePosition | null }> {
+  let q = db.selectFrom('apps').selectAll();
+  if (query.nameContains !== '') q = q.where(nameHolds('name', query.nameContains));
+  if (query.after !== null) q = q.where(afterPosition('name', 'id', query.after));
+  const rows = await q
+    .orderBy('name')
+    .orderBy('id')
+    .limit(query.limit + 1)
+    .execute();
+  return namePage(rows, query.limit, (a) => ({ name: a.name, id: a.id }));
 }

@@ -5,6 +5,13 @@ import { hashSecret, randomSecret, secretMatchesHash } from '../../lib/secrets.j
 import { nowTimestamp } from '../../lib/time.js';
 import { createUser, type Db } from './users.js';
 import { checkedName } from './names.js';
+import {
+  afterPosition,
+  nameHolds,
+  namePage,
+  type NamePageQuery,
+  type NamePosition,
+} from '../lists/by-name.js';
 
 export interface WorkspaceSummary {
   workspaceId: number;
@@ -99,6 +106,22 @@ export async function getWorkspace(db: Db, workspaceId: number): Promise<Workspa
 /** Lists every workspace, oldest first (operator CLI). */
 export async function listWorkspaces(db: Db): Promise<WorkspaceRow[]> {
   return db.selectFrom('workspaces').selectAll().orderBy('id').execute();
+}
+
+/** A page of the workspaces in name order (then ID), found by name (lists/by-name.ts). */
+export async function listWorkspacesByName(
+  db: Db,
+  query: NamePageQuery,
+): Promise<{ rows: WorkspaceRow[]; next: NamePosition | null }> {
+  let q = db.selectFrom('workspaces').selectAll();
+  if (query.nameContains !== '') q = q.where(nameHolds('display_name', query.nameContains));
+  if (query.after !== null) q = q.where(afterPosition('display_name', 'id', query.after));
+  const rows = await q
+    .orderBy('display_name')
+    .orderBy('id')
+    .limit(query.limit + 1)
+    .execute();
+  return namePage(rows, query.limit, (w) => ({ name: w.display_name, id: w.id }));
 }
 
 /** True when `key` is the workspace's current key (constant-time comparison of hashes). */

@@ -12,7 +12,6 @@ import {
   deleteDataset,
   getDataset,
   listDatasetsByName,
-  type NamePosition,
   workspaceReader,
 } from '../../../domain/datasets/datasets.js';
 import { connectedApps, setDatasetTags } from '../../../domain/datasets/tags.js';
@@ -20,6 +19,7 @@ import { listDatasetJobs } from '../../../domain/jobs/jobs.js';
 import { recordsPage } from '../../../domain/records/pages.js';
 import { pageContext, requireSession, sendPage } from './context.js';
 import { field } from './form.js';
+import { namePageQuery } from './name-lists.js';
 import { workspaceIdOf } from './workspaces.js';
 import {
   datasetPage,
@@ -67,25 +67,6 @@ function queryToken(query: unknown, name: string): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-/** The longest name search the list takes (a dataset's name is at most as long). */
-const MAX_SEARCH_CHARS = 200;
-
-/** Where the datasets list starts (`?after=`, from its own Next link), or a 400 page for a forged one. */
-function afterOf(token: string | null): NamePosition | null {
-  if (token === null) return null;
-  try {
-    const [name, id] = JSON.parse(Buffer.from(token, 'base64url').toString()) as unknown[];
-    if (typeof name === 'string' && typeof id === 'string') return { name, id };
-  } catch {
-    // Falls through to the 400 below.
-  }
-  throw problem('invalid', 'This link to a page of datasets is not valid: start again from the first page.');
-}
-
-/** The `after` token of a position in the datasets list. */
-export const afterToken = (at: NamePosition) =>
-  Buffer.from(JSON.stringify([at.name, at.id])).toString('base64url');
-
 function noticeOf(query: unknown): string | null {
   const done = (query as { done?: unknown }).done;
   return typeof done === 'string' && Object.hasOwn(NOTICES, done)
@@ -101,10 +82,9 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
   scope.get(prefix, async (request, reply) => {
     const { access } = await accessOf(db, request);
     const reader = workspaceReader(access.workspaceId);
-    const search = (queryToken(request.query, 'q') ?? '').trim().slice(0, MAX_SEARCH_CHARS);
-    const after = afterOf(queryToken(request.query, 'after'));
+    const { search, query } = namePageQuery(request.query, DATASETS_PER_PAGE);
     const [list, connected] = await Promise.all([
-      listDatasetsByName(deps.db, reader, { nameContains: search, after, limit: DATASETS_PER_PAGE }),
+      listDatasetsByName(deps.db, reader, query),
       connectedApps(deps.db, access.workspaceId),
     ]);
     return sendPage(
@@ -114,9 +94,13 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
         workspaceId: access.workspaceId,
         workspaceName: access.workspaceName,
         datasets: list.datasets,
-        search,
-        later: after !== null,
-        nextToken: list.next !== null ? afterToken(list.next) : null,
+        list: {
+          href: `/console/workspaces/${access.workspaceId}/datasets`,
+          search,
+          later: query.after !== null,
+          next: list.next,
+          shown: list.datasets.length,
+        },
         connected,
         notice: noticeOf(request.query),
       }),

@@ -13,12 +13,13 @@ import {
   getApp,
   KEY_ALGORITHMS,
   listAppKeys,
-  listApps,
+  listAppsByName,
   revokeAppKey,
 } from '../../../domain/identity/apps.js';
 import type { AppRow } from '../../../storage/db/tables.js';
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
+import { namePageQuery } from './name-lists.js';
 import { actorOf, oneOf, param, requiredName, requireOperator } from './operator-common.js';
 import {
   appCreatedPage,
@@ -26,6 +27,7 @@ import {
   appsPage,
   keyAddedPage,
   OPERATOR_BASE,
+  OPERATOR_LIST_PAGE,
   revokeKeyPage,
   type AppListing,
 } from './pages-operator.js';
@@ -51,8 +53,17 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
 
   scope.get('/operator/apps', async (request, reply) => {
     requireOperator(request);
-    const apps = await Promise.all((await listApps(deps.db)).map(listing));
-    return sendPage(reply, 200, appsPage(pageContext(deps, request), apps));
+    const { search, query } = namePageQuery(request.query, OPERATOR_LIST_PAGE);
+    const page = await listAppsByName(deps.db, query);
+    const apps = await Promise.all(page.rows.map(listing));
+    const list = {
+      href: `${OPERATOR_BASE}/apps`,
+      search,
+      later: query.after !== null,
+      next: page.next,
+      shown: apps.length,
+    };
+    return sendPage(reply, 200, appsPage(pageContext(deps, request), apps, list));
   });
 
   scope.post('/operator/apps', async (request, reply) => {

@@ -10,15 +10,17 @@ import { pendingOwnerInvitations } from '../../../domain/console/invitations.js'
 import {
   createWorkspace,
   getWorkspace,
-  listWorkspaces,
+  listWorkspacesByName,
   WORKSPACE_TYPES,
 } from '../../../domain/identity/workspaces.js';
 import { pageContext, sendPage } from './context.js';
 import { field } from './form.js';
+import { namePageQuery } from './name-lists.js';
 import { actorOf, oneOf, param, requiredName, requireOperator } from './operator-common.js';
 import { invitationCreatedPage, OPERATOR } from './pages.js';
 import {
   inviteOwnerPage,
+  OPERATOR_LIST_PAGE,
   OPERATOR_WORKSPACES,
   workspaceCreatedPage,
   workspacesPage,
@@ -46,12 +48,13 @@ async function ownersByWorkspace(db: ConsoleDb, workspaceId?: number): Promise<M
 export function operatorWorkspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
   scope.get('/operator/workspaces', async (request, reply) => {
     requireOperator(request);
-    const [rows, owners, pending] = await Promise.all([
-      listWorkspaces(deps.db),
+    const { search, query } = namePageQuery(request.query, OPERATOR_LIST_PAGE);
+    const [page, owners, pending] = await Promise.all([
+      listWorkspacesByName(deps.db, query),
       ownersByWorkspace(db),
       pendingOwnerInvitations(db),
     ]);
-    const list: WorkspaceListing[] = rows.map((w) => ({
+    const workspaces: WorkspaceListing[] = page.rows.map((w) => ({
       id: w.id,
       name: w.display_name,
       type: w.type,
@@ -59,7 +62,14 @@ export function operatorWorkspaceRoutes(scope: FastifyInstance, deps: ApiDeps, d
       owners: owners.get(w.id) ?? [],
       pendingOwners: pending.get(w.id) ?? [],
     }));
-    return sendPage(reply, 200, workspacesPage(pageContext(deps, request), list));
+    const list = {
+      href: '/console/operator/workspaces',
+      search,
+      later: query.after !== null,
+      next: page.next,
+      shown: workspaces.length,
+    };
+    return sendPage(reply, 200, workspacesPage(pageContext(deps, request), workspaces, list));
   });
 
   scope.post('/operator/workspaces', async (request, reply) => {

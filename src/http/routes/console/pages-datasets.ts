@@ -2,6 +2,7 @@
 // can see each dataset, one dataset (who sees it, schema, recent loads, first records), deleting
 // it with a confirmation, and one load (timeline, counts, row errors).
 import { html, type SafeHtml } from './html.js';
+import { namePager, nameSearch, type NameListPage } from './name-lists.js';
 import { when } from './times.js';
 import {
   confirmNameField,
@@ -153,18 +154,13 @@ export function datasetsPage(
   opts: {
     workspaceId: number;
     workspaceName: string;
-    /** A page of the datasets, in name order; `later`: not the first; `nextToken`: the next page's. */
+    /** A page of the datasets, in name order, and where it is in the list. */
     datasets: Dataset[];
-    later: boolean;
-    nextToken: string | null;
-    /** What their names were searched for ('' when not). */
-    search: string;
+    list: NameListPage;
     connected: TagApp[];
     notice: string | null;
   },
 ): string {
-  const list = `${base(opts.workspaceId)}/datasets`;
-  const searched = opts.search !== '' ? `q=${encodeURIComponent(opts.search)}&` : '';
   const rows = opts.datasets.map((d) => {
     const { canSee, notConnected } = visibility(d.datasetTags, opts.connected);
     return [
@@ -184,39 +180,15 @@ export function datasetsPage(
     `Datasets of ${opts.workspaceName}`,
     html`<h1>Datasets of ${opts.workspaceName}</h1>
       ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''} ${HOW_APPS_SEE}
-      <form method="get" action="${list}" role="search">
-        <label for="q">Find datasets by name</label>
-        <input id="q" name="q" type="search" maxlength="200" value="${opts.search}" />
-        <button type="submit" class="secondary">Find</button>
-      </form>
-      ${
-        opts.search !== ''
-          ? html`<p id="search-result">
-              ${opts.datasets.length > 0 || opts.later ? 'Datasets' : 'No dataset'} whose name holds
-              “${opts.search}”${opts.datasets.length > 0 || opts.later ? ':' : '.'}
-              <a href="${list}">Show every dataset</a>
-            </p>`
-          : ''
-      }
+      ${nameSearch(opts.list, 'datasets')}
       ${
         opts.datasets.length > 0
           ? dataTable(['Dataset', 'Records', 'Last update', 'Apps that can see it'], rows)
-          : opts.search === '' && !opts.later
+          : opts.list.search === '' && !opts.list.later
             ? html`<p>This workspace has no datasets yet. Apps create them through the API.</p>`
             : ''
       }
-      ${
-        opts.later || opts.nextToken !== null
-          ? html`<p class="pager">
-              ${opts.later ? html`<a href="${list}${searched !== '' ? `?${searched.slice(0, -1)}` : ''}">First datasets</a>` : ''}
-              ${
-                opts.nextToken !== null
-                  ? html`<a href="${list}?${searched}after=${opts.nextToken}" rel="next">Next datasets</a>`
-                  : ''
-              }
-            </p>`
-          : ''
-      }`,
+      ${namePager(opts.list, 'datasets')}`,
     workspaceTrail({ workspaceId: opts.workspaceId, name: opts.workspaceName }),
   );
 }

@@ -2,6 +2,7 @@
 // Secrets (private keys, Workspace Keys, proxy IDs, invitation links) appear only on the page
 // that answers the form that made them; no page shows them again.
 import { html, type SafeHtml } from './html.js';
+import { namePager, nameSearch, type NameListPage } from './name-lists.js';
 import { when } from './times.js';
 import { csrfField, dataTable, errorBox, layout, OPERATOR, type Crumb, type PageContext } from './pages.js';
 import { resetLinkForm } from './pages-account.js';
@@ -140,7 +141,10 @@ const keyList = (keys: AppListing['keys']) =>
       </ul>`;
 
 /** Every app with its keys, and the form that creates one. */
-export function appsPage(ctx: PageContext, apps: AppListing[]): string {
+/** Items per page of the operator's lists (apps, workspaces). */
+export const OPERATOR_LIST_PAGE = 50;
+
+export function appsPage(ctx: PageContext, apps: AppListing[], list: NameListPage): string {
   return layout(
     ctx,
     'Apps',
@@ -158,9 +162,12 @@ export function appsPage(ctx: PageContext, apps: AppListing[]): string {
         <button type="submit">Create app</button>
       </form>
       <h2>All apps</h2>
+      ${nameSearch(list, 'apps')}
       ${
         apps.length === 0
-          ? html`<p>No apps yet.</p>`
+          ? list.search === '' && !list.later
+            ? html`<p>No apps yet.</p>`
+            : ''
           : dataTable(
               ['Name', 'App ID', 'Keys (kid, algorithm, dates UTC)'],
               apps.map((a) => [
@@ -169,7 +176,8 @@ export function appsPage(ctx: PageContext, apps: AppListing[]): string {
                 keyList(a.keys),
               ]),
             )
-      }`,
+      }
+      ${namePager(list, 'apps')}`,
     [OPERATOR],
   );
 }
@@ -339,7 +347,7 @@ function ownersCell(w: WorkspaceListing): string {
 }
 
 /** Every workspace, with its console owners, and the form that creates one. */
-export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[]): string {
+export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[], list: NameListPage): string {
   return layout(
     ctx,
     'Workspaces',
@@ -348,6 +356,7 @@ export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[])
       <p>Its Workspace Key is shown once, on the next page, where you can also invite its owner.</p>
       ${workspaceForm(ctx)}
       <h2>All workspaces</h2>
+      ${nameSearch(list, 'workspaces')}
       ${dataTable(
         ['ID', 'Workspace', 'Console owners'],
         workspaces.map((w) => [
@@ -360,7 +369,8 @@ export function workspacesPage(ctx: PageContext, workspaces: WorkspaceListing[])
               >Invite an owner</a
             >`,
         ]),
-      )}`,
+      )}
+      ${namePager(list, 'workspaces')}`,
     [OPERATOR],
   );
 }
