@@ -17,6 +17,7 @@ import {
 import {
   DATASETS_PER_PAGE,
   FIRST_RECORDS,
+  LOADS_PER_PAGE,
   RECENT_JOBS,
 } from '../../src/http/routes/console/pages-datasets.js';
 import { accessToken, onboardApp, ownToken } from '../support/onboarding.js';
@@ -354,6 +355,51 @@ await forEachDatabase('console datasets and loads', (target) => {
     const bad = await b.get(`${list}?after=not-a-token`);
     assert.equal(bad.statusCode, 400);
     assert.match(bad.headers['content-type'] as string, /^text\/html/);
+  });
+
+  test("a workspace's loads: every dataset's, newest first, filtered by status, paged", async () => {
+    const c = await campaign();
+    const { b } = await member(c.workspaceId, 'viewer');
+    // A load that fails (a bad row, none allowed), then enough completed ones for a second page.
+    const upload = async (csv: string) => {
+      const res = await api(c.canvass.token, 'POST', `/datasets/${c.datasetId}/uploadUrl?mode=replace`, {
+        contentType: 'csv',
+      });
+      const { url, jobId } = res.json() as { url: string; jobId: string };
+      assert.equal((await putFile(url, csv)).status, 200);
+      return jobId;
+    };
+    const failed = await upload('id,name,note\nx,Bad,\n');
+    await jobEnds(c.canvass.token, failed, 'Failed');
+    for (let i = 0; i < LOADS_PER_PAGE; i++)
+      await jobEnds(c.canvass.token, await upload('id,name,note\n1,A,\n'), 'Completed');
+    const list = `/console/workspaces/${c.workspaceId}/loads`;
+    const loads = (body: string) => [...body.matchAll(/\/jobs\/([0-9a-f-]{36})"/g)].map((m) => m[1]);
+
+    const failedOnly = await b.get(`${list}?status=Failed`);
+    assert.equal(failedOnly.statusCode, 200);
+    assert.deepEqual(loads(failedOnly.body), [failed]);
+    assert.match(failedOnly.body, new RegExp(`/datasets/${c.datasetId}">${escaped(c.name)}</a>`));
+
+    // The campaign's first load, the failed one and LOADS_PER_PAGE more: two pages, newest first.
+    const first = await b.get(list);
+    assert.equal(loads(first.body).length, LOADS_PER_PAGE);
+    assert.ok(!loads(first.body).includes(failed), 'the failed load is older than a page of newer ones');
+    const older = /<a href="([^"]+)" rel="next">Older loads<\/a>/.exec(first.body)?.[1];
+    assert.ok(older !== undefined);
+    const second = await b.get(unescapeHtml(older));
+    assert.deepEqual(loads(second.body), [failed, c.jobId]);
+    assert.match(second.body, /Newest loads<\/a>/);
+
+    const none = await b.get(`${list}?status=Expired`);
+    assert.match(none.body, /No load is expired/);
+    const bad = await b.get(`${list}?status=Lost`);
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.headers['content-type'] as string, /^text\/html/);
+    // Another workspace's member sees none of it.
+    const other = await campaign();
+    const stranger = await member(other.workspaceId, 'owner');
+    assert.equal((await stranger.b.get(list)).statusCode, 404);
   });
 
   test("a load's row errors page 100 at a time, in line order", async () => {

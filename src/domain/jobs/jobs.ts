@@ -363,3 +363,44 @@ export async function listDatasetJobs(
     more && last !== undefined ? encodePageToken({ g: 0, k: [last.created_at, last.id] }) : null;
   return { metadata: { count: shown.length, nextPageToken }, data: await viewJobs(db, shown, signing) };
 }
+
+/** One page of every job of a workspace's datasets, newest first, of one status or of any
+ * (`status` null), paged as listDatasetJobs pages one dataset's; with each dataset's name. */
+export async function listWorkspaceJobs(
+  db: Db,
+  workspaceId: number,
+  signing: LinkSigning,
+  query: { status: JobStatus | null; pageSize: number; pageToken?: unknown },
+): Promise<JobsPage & { datasetNames: Map<string, string> }> {
+  const after = timeAndIdAfter(query.pageToken);
+  const rows = await db
+    .selectFrom('dataset_jobs')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .$if(query.status !== null, (qb) => qb.where('status', '=', query.status as JobStatus))
+    .$if(after !== null, (qb) =>
+      qb.where((eb) => {
+        const [c, id] = after as [string, string];
+        return eb.or([eb('created_at', '<', c), eb.and([eb('created_at', '=', c), eb('id', '<', id)])]);
+      }),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.pageSize + 1)
+    .execute();
+  const more = rows.length > query.pageSize;
+  const shown = more ? rows.slice(0, query.pageSize) : rows;
+  const last = shown.at(-1);
+  const nextPageToken =
+    more && last !== undefined ? encodePageToken({ g: 0, k: [last.created_at, last.id] }) : null;
+  const datasetIds = [...new Set(shown.map((r) => r.dataset_id))];
+  const names =
+    datasetIds.length > 0
+      ? await db.selectFrom('datasets').select(['id', 'name']).where('id', 'in', datasetIds).execute()
+      : [];
+  return {
+    metadata: { count: shown.length, nextPageToken },
+    data: await viewJobs(db, shown, signing),
+    datasetNames: new Map(names.map((d) => [d.id, d.name])),
+  };
+}

@@ -9,16 +9,55 @@ import { problem } from '../../../errors.js';
 import type { ApiDeps } from '../../deps.js';
 import type { ConsoleDb } from '../../../domain/console/db.js';
 import { getDataset, workspaceReader } from '../../../domain/datasets/datasets.js';
-import { getJob, jobLogs } from '../../../domain/jobs/jobs.js';
+import { getJob, jobLogs, listWorkspaceJobs } from '../../../domain/jobs/jobs.js';
+import { JOB_STATUSES, type JobStatus } from '../../../domain/jobs/status.js';
 import { rejectedRowsCsv, rowErrorsPage } from '../../../domain/jobs/row-errors.js';
 import { pageContext, sendPage } from './context.js';
 import { accessOf, idParam } from './datasets.js';
-import { ERRORS_PER_PAGE, jobPage, loadStillRuns, RUNNING_LOAD_REFRESH_SECONDS } from './pages-datasets.js';
+import {
+  ERRORS_PER_PAGE,
+  jobPage,
+  LOADS_PER_PAGE,
+  loadStillRuns,
+  RUNNING_LOAD_REFRESH_SECONDS,
+  workspaceLoadsPage,
+} from './pages-datasets.js';
 
-/** /console/workspaces/:workspaceId/jobs/:jobId[/rejected-rows.csv]. */
+/** The status a list of loads is filtered by (`?status=`, '' or none for any), or a 400 page. */
+function statusFilter(query: unknown): JobStatus | null {
+  const status = (query as { status?: unknown }).status;
+  if (status === undefined || status === '') return null;
+  if (typeof status === 'string' && (JOB_STATUSES as readonly string[]).includes(status))
+    return status as JobStatus;
+  throw problem('invalid', `There is no such load status. Use one of: ${JOB_STATUSES.join(', ')}.`);
+}
+
+/** /console/workspaces/:workspaceId/loads and /console/workspaces/:workspaceId/jobs/:jobId[/rejected-rows.csv]. */
 export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: ConsoleDb): void {
   const signing = () => ({ publicUrl: deps.config.publicUrl, signingSecret: deps.signingSecret });
   const prefix = '/workspaces/:workspaceId/jobs/:jobId';
+
+  scope.get('/workspaces/:workspaceId/loads', async (request, reply) => {
+    const { access } = await accessOf(db, request);
+    const status = statusFilter(request.query);
+    const token = (request.query as { loads?: unknown }).loads;
+    const page = await listWorkspaceJobs(deps.db, access.workspaceId, signing(), {
+      status,
+      pageSize: LOADS_PER_PAGE,
+      ...(typeof token === 'string' && token !== '' ? { pageToken: token } : {}),
+    });
+    return sendPage(
+      reply,
+      200,
+      workspaceLoadsPage(pageContext(deps, request), {
+        workspaceId: access.workspaceId,
+        workspaceName: access.workspaceName,
+        status,
+        page,
+        later: typeof token === 'string' && token !== '',
+      }),
+    );
+  });
 
   scope.get(prefix, async (request, reply) => {
     const { access } = await accessOf(db, request);

@@ -17,7 +17,7 @@ import {
 import type { Dataset, DatasetTag } from '../../../domain/datasets/view.js';
 import type { TagApp } from '../../../domain/datasets/tags.js';
 import type { Job, JobStatusEntry } from '../../../domain/jobs/view.js';
-import type { JobStatus, LoadMode } from '../../../domain/jobs/status.js';
+import { JOB_STATUSES, type JobStatus, type LoadMode } from '../../../domain/jobs/status.js';
 import type { ErrorsPage } from '../../../domain/jobs/row-errors.js';
 import type { JobsPage } from '../../../domain/jobs/jobs.js';
 import type { RecordsPage } from '../../../domain/records/pages.js';
@@ -354,6 +354,72 @@ function jobsTable(workspaceId: number, jobs: Job[]): SafeHtml {
         ENDED[status.status] ? when(status.dateCreated) : '',
       ];
     }),
+  );
+}
+
+/** Loads per page of a workspace's list of loads. */
+export const LOADS_PER_PAGE = 50;
+
+/** Every load of the workspace's datasets, newest first, of one status or of any, a page at a time. */
+export function workspaceLoadsPage(
+  ctx: PageContext,
+  opts: {
+    workspaceId: number;
+    workspaceName: string;
+    status: JobStatus | null;
+    page: JobsPage & { datasetNames: Map<string, string> };
+    /** Whether this is a later page than the first. */
+    later: boolean;
+  },
+): string {
+  const list = `${base(opts.workspaceId)}/loads`;
+  const filtered = opts.status !== null ? `status=${opts.status}` : '';
+  const next = opts.page.metadata.nextPageToken;
+  const rows = opts.page.data.map((j) => {
+    const status = j.currentStatus;
+    const log = status.logData;
+    const name = opts.page.datasetNames.get(j.datasetId) ?? j.datasetId;
+    return [
+      html`<a href="${datasetHref(opts.workspaceId, j.datasetId)}">${name}</a>`,
+      html`<a href="${jobHref(opts.workspaceId, j.datasetJobId)}">${j.mode} (${j.contentType ?? 'file'})</a>`,
+      STATUS_WORDS[status.status],
+      count(log?.rowsRead ?? j.progress?.rowsRead),
+      status.status === 'Failed' ? 'none (failed)' : count(log?.rowsLoaded),
+      count(log?.rowsRejected),
+      when(j.dateCreated),
+    ];
+  });
+  const newestHref = `${list}${filtered !== '' ? `?${filtered}` : ''}`;
+  const olderHref = `${list}?${filtered !== '' ? `${filtered}&` : ''}loads=${encodeURIComponent(next ?? '')}`;
+  const newest = html`<a href="${newestHref}">Newest loads</a>`;
+  const older = next !== null ? html`<a href="${olderHref}" rel="next">Older loads</a>` : '';
+  const title = `Loads of ${opts.workspaceName}`;
+  return layout(
+    ctx,
+    title,
+    html`<h1>${title}</h1>
+      <form method="get" action="${list}">
+        <label for="status">Status</label>
+        <select id="status" name="status">
+          <option value="" ${opts.status === null ? html`selected` : ''}>Any status</option>
+          ${JOB_STATUSES.map(
+            (s) =>
+              html`<option value="${s}" ${opts.status === s ? html`selected` : ''}>
+                ${STATUS_WORDS[s]}
+              </option>`,
+          )}
+        </select>
+        <button type="submit" class="secondary">Show</button>
+      </form>
+      ${
+        rows.length > 0
+          ? dataTable(['Dataset', 'Load', 'Status', 'Rows read', 'Loaded', 'Rejected', 'Created'], rows)
+          : html`<p>
+              ${opts.status !== null ? `No load is ${STATUS_WORDS[opts.status].toLowerCase()}.` : 'No load yet.'}
+            </p>`
+      }
+      ${opts.later || next !== null ? html`<p class="pager">${opts.later ? newest : ''} ${older}</p>` : ''}`,
+    workspaceTrail({ workspaceId: opts.workspaceId, name: opts.workspaceName }),
   );
 }
 

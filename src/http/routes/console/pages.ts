@@ -371,6 +371,7 @@ function workspaceSettingsNav(workspaceId: number, readsAudit: boolean): SafeHtm
   return html`<nav aria-label="Workspace settings">
     <ul>
       <li><a href="${base}/datasets">Datasets and loads</a></li>
+      <li><a href="${base}/loads">Every load, by status</a></li>
       <li><a href="${base}/key">Workspace Key</a></li>
       <li><a href="${base}/apps">Connected apps</a></li>
       <li><a href="${base}/members">Members and roles</a></li>
