@@ -330,8 +330,7 @@ export interface JobsPage {
   data: Job[];
 }
 
-/** One page of the jobs of a dataset the caller may see, newest first (created_at, then id, both
- * descending: the token holds the last job's pair, so jobs created meanwhile never shift a page). */
+/** One page of the jobs of a dataset the caller may see, newest first (newestJobs). */
 export async function listDatasetJobs(
   db: Db,
   caller: DatasetReader,
@@ -342,10 +341,53 @@ export async function listDatasetJobs(
   const pageSize = parsePageSize(query.pageSize);
   const after = timeAndIdAfter(query.pageToken);
   await findVisibleDataset(db, caller, datasetId);
+  const page = await newestJobs(db, (eb) => eb('dataset_id', '=', datasetId), pageSize, after);
+  return { metadata: page.metadata, data: await viewJobs(db, page.rows, signing) };
+}
+
+/** One page of every job of a workspace's datasets, newest first, of one status or of any
+ * (`status` null), paged as listDatasetJobs pages one dataset's; with each dataset's name. */
+export async function listWorkspaceJobs(
+  db: Db,
+  workspaceId: number,
+  signing: LinkSigning,
+  query: { status: JobStatus | null; pageSize: number; pageToken?: unknown },
+): Promise<JobsPage & { datasetNames: Map<string, string> }> {
+  const page = await newestJobs(
+    db,
+    (eb) =>
+      eb.and([
+        eb('workspace_id', '=', workspaceId),
+        ...(query.status !== null ? [eb('status', '=', query.status)] : []),
+      ]),
+    query.pageSize,
+    timeAndIdAfter(query.pageToken),
+  );
+  const shown = page.rows;
+  const datasetIds = [...new Set(shown.map((r) => r.dataset_id))];
+  const names =
+    datasetIds.length > 0
+      ? await db.selectFrom('datasets').select(['id', 'name']).where('id', 'in', datasetIds).execute()
+      : [];
+  return {
+    metadata: page.metadata,
+    data: await viewJobs(db, shown, signing),
+    datasetNames: new Map(names.map((d) => [d.id, d.name])),
+  };
+}
+
+/** The jobs `which` picks, newest first (created_at, then id, both descending: a page token holds
+ * the last job's pair, so jobs created meanwhile never shift a page), a page after `after`. */
+async function newestJobs(
+  db: Db,
+  which: (eb: ExpressionBuilder<Tables, 'dataset_jobs'>) => Expression<SqlBool>,
+  pageSize: number,
+  after: ReturnType<typeof timeAndIdAfter>,
+): Promise<{ rows: DatasetJobRow[]; metadata: JobsPage['metadata'] }> {
   const rows = await db
     .selectFrom('dataset_jobs')
     .selectAll()
-    .where('dataset_id', '=', datasetId)
+    .where(which)
     .$if(after !== null, (qb) =>
       qb.where((eb) => {
         const [c, id] = after as [string, string];
@@ -361,46 +403,5 @@ export async function listDatasetJobs(
   const last = shown.at(-1);
   const nextPageToken =
     more && last !== undefined ? encodePageToken({ g: 0, k: [last.created_at, last.id] }) : null;
-  return { metadata: { count: shown.length, nextPageToken }, data: await viewJobs(db, shown, signing) };
-}
-
-/** One page of every job of a workspace's datasets, newest first, of one status or of any
- * (`status` null), paged as listDatasetJobs pages one dataset's; with each dataset's name. */
-export async function listWorkspaceJobs(
-  db: Db,
-  workspaceId: number,
-  signing: LinkSigning,
-  query: { status: JobStatus | null; pageSize: number; pageToken?: unknown },
-): Promise<JobsPage & { datasetNames: Map<string, string> }> {
-  const after = timeAndIdAfter(query.pageToken);
-  const rows = await db
-    .selectFrom('dataset_jobs')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .$if(query.status !== null, (qb) => qb.where('status', '=', query.status as JobStatus))
-    .$if(after !== null, (qb) =>
-      qb.where((eb) => {
-        const [c, id] = after as [string, string];
-        return eb.or([eb('created_at', '<', c), eb.and([eb('created_at', '=', c), eb('id', '<', id)])]);
-      }),
-    )
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(query.pageSize + 1)
-    .execute();
-  const more = rows.length > query.pageSize;
-  const shown = more ? rows.slice(0, query.pageSize) : rows;
-  const last = shown.at(-1);
-  const nextPageToken =
-    more && last !== undefined ? encodePageToken({ g: 0, k: [last.created_at, last.id] }) : null;
-  const datasetIds = [...new Set(shown.map((r) => r.dataset_id))];
-  const names =
-    datasetIds.length > 0
-      ? await db.selectFrom('datasets').select(['id', 'name']).where('id', 'in', datasetIds).execute()
-      : [];
-  return {
-    metadata: { count: shown.length, nextPageToken },
-    data: await viewJobs(db, shown, signing),
-    datasetNames: new Map(names.map((d) => [d.id, d.name])),
-  };
+  return { rows: shown, metadata: { count: shown.length, nextPageToken } };
 }
