@@ -8,13 +8,7 @@ import type { RecordStore } from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import { appIdOf, type AppIdRef } from '../identity/app-id.js';
-import {
-  afterPosition,
-  nameHolds,
-  namePage,
-  type NamePageQuery,
-  type NamePosition,
-} from '../lists/by-name.js';
+import { readNamePage, type NamePageQuery, type NamePosition } from '../lists/by-name.js';
 import type { Db } from '../identity/users.js';
 import { parseDatasetSchema, type DatasetSchema, type DatasetSchemaInput } from './schema.js';
 import { VIEW_COLUMNS, viewDatasets, type Dataset } from './view.js';
@@ -113,15 +107,10 @@ export async function listDatasetsByName(
   caller: DatasetReader,
   query: NamePageQuery,
 ): Promise<{ datasets: Dataset[]; next: NamePosition | null }> {
-  let q = visibleViews(db, caller);
-  if (query.nameContains !== '') q = q.where(nameHolds('d.name', query.nameContains));
-  if (query.after !== null) q = q.where(afterPosition('d.name', 'd.id', query.after));
-  const rows = await q
-    .orderBy('d.name')
-    .orderBy('d.id')
-    .limit(query.limit + 1)
-    .execute();
-  const page = namePage(rows, query.limit, (r) => ({ name: r.name, id: r.id }));
+  const page = await readNamePage(visibleViews(db, caller), { name: 'd.name', id: 'd.id' }, query, (r) => ({
+    name: r.name,
+    id: r.id,
+  }));
   return { datasets: await viewDatasets(db, page.rows), next: page.next };
 }
 

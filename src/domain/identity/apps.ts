@@ -9,13 +9,7 @@ import type { Db } from './users.js';
 import { createWorkspace } from './workspaces.js';
 import { connectInstallation } from './installations.js';
 import { checkedName, NAME_MAX } from './names.js';
-import {
-  afterPosition,
-  nameHolds,
-  namePage,
-  type NamePageQuery,
-  type NamePosition,
-} from '../lists/by-name.js';
+import { readNamePage, type NamePageQuery, type NamePosition } from '../lists/by-name.js';
 
 export const KEY_ALGORITHMS = ['RS256', 'ES256'] as const;
 export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
@@ -175,13 +169,8 @@ export async function listAppsByName(
   db: Db,
   query: NamePageQuery,
 ): Promise<{ rows: AppRow[]; next: NamePosition | null }> {
-  let q = db.selectFrom('apps').selectAll();
-  if (query.nameContains !== '') q = q.where(nameHolds('name', query.nameContains));
-  if (query.after !== null) q = q.where(afterPosition('name', 'id', query.after));
-  const rows = await q
-    .orderBy('name')
-    .orderBy('id')
-    .limit(query.limit + 1)
-    .execute();
-  return namePage(rows, query.limit, (a) => ({ name: a.name, id: a.id }));
+  return readNamePage(db.selectFrom('apps').selectAll(), { name: 'name', id: 'id' }, query, (a) => ({
+    name: a.name,
+    id: a.id,
+  }));
 }

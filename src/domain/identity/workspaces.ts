@@ -5,13 +5,7 @@ import { hashSecret, randomSecret, secretMatchesHash } from '../../lib/secrets.j
 import { nowTimestamp } from '../../lib/time.js';
 import { createUser, type Db } from './users.js';
 import { checkedName } from './names.js';
-import {
-  afterPosition,
-  nameHolds,
-  namePage,
-  type NamePageQuery,
-  type NamePosition,
-} from '../lists/by-name.js';
+import { readNamePage, type NamePageQuery, type NamePosition } from '../lists/by-name.js';
 
 export interface WorkspaceSummary {
   workspaceId: number;
@@ -113,15 +107,12 @@ export async function listWorkspacesByName(
   db: Db,
   query: NamePageQuery,
 ): Promise<{ rows: WorkspaceRow[]; next: NamePosition | null }> {
-  let q = db.selectFrom('workspaces').selectAll();
-  if (query.nameContains !== '') q = q.where(nameHolds('display_name', query.nameContains));
-  if (query.after !== null) q = q.where(afterPosition('display_name', 'id', query.after));
-  const rows = await q
-    .orderBy('display_name')
-    .orderBy('id')
-    .limit(query.limit + 1)
-    .execute();
-  return namePage(rows, query.limit, (w) => ({ name: w.display_name, id: w.id }));
+  return readNamePage(
+    db.selectFrom('workspaces').selectAll(),
+    { name: 'display_name', id: 'id' },
+    query,
+    (w) => ({ name: w.display_name, id: w.id }),
+  );
 }
 
 /** True when `key` is the workspace's current key (constant-time comparison of hashes). */
