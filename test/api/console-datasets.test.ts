@@ -111,6 +111,17 @@ await forEachDatabase('console datasets and loads', (target) => {
     };
   }
 
+  /** An app's replace load of `csv` into a dataset, its file stored; returns its job. */
+  async function replaceRecords(token: string, datasetId: string, csv: string): Promise<string> {
+    const upload = await api(token, 'POST', `/datasets/${datasetId}/uploadUrl?mode=replace`, {
+      contentType: 'csv',
+    });
+    assert.equal(upload.status, 202, upload.text);
+    const { url, jobId } = upload.json() as { url: string; jobId: string };
+    assert.equal((await putFile(url, csv)).status, 200);
+    return jobId;
+  }
+
   /** A member who accepted an invitation and is signed in. */
   async function member(workspaceId: number, role: ConsoleRole) {
     const address = email(role);
@@ -267,14 +278,8 @@ await forEachDatabase('console datasets and loads', (target) => {
     const c = await campaign();
     const { b } = await member(c.workspaceId, 'viewer');
     const href = `/console/workspaces/${c.workspaceId}/datasets/${c.datasetId}`;
-    const load = async (csv: string) => {
-      const upload = await api(c.canvass.token, 'POST', `/datasets/${c.datasetId}/uploadUrl?mode=replace`, {
-        contentType: 'csv',
-      });
-      const { url, jobId } = upload.json() as { url: string; jobId: string };
-      assert.equal((await putFile(url, csv)).status, 200);
-      await jobEnds(c.canvass.token, jobId, 'Completed');
-    };
+    const load = async (csv: string) =>
+      jobEnds(c.canvass.token, await replaceRecords(c.canvass.token, c.datasetId, csv), 'Completed');
     // One more load than a page shows, the last with ten records more than a page.
     const rows = FIRST_RECORDS + 10;
     for (let i = 1; i < RECENT_JOBS; i++) await load('id,name,note\n1,Ada,\n');
@@ -361,14 +366,7 @@ await forEachDatabase('console datasets and loads', (target) => {
     const c = await campaign();
     const { b } = await member(c.workspaceId, 'viewer');
     // A load that fails (a bad row, none allowed), then enough completed ones for a second page.
-    const upload = async (csv: string) => {
-      const res = await api(c.canvass.token, 'POST', `/datasets/${c.datasetId}/uploadUrl?mode=replace`, {
-        contentType: 'csv',
-      });
-      const { url, jobId } = res.json() as { url: string; jobId: string };
-      assert.equal((await putFile(url, csv)).status, 200);
-      return jobId;
-    };
+    const upload = (csv: string) => replaceRecords(c.canvass.token, c.datasetId, csv);
     const failed = await upload('id,name,note\nx,Bad,\n');
     await jobEnds(c.canvass.token, failed, 'Failed');
     for (let i = 0; i < LOADS_PER_PAGE; i++)

@@ -341,20 +341,25 @@ function jobsTable(workspaceId: number, jobs: Job[]): SafeHtml {
   if (jobs.length === 0) return html`<p>No file has been loaded into this dataset yet.</p>`;
   return dataTable(
     ['Load', 'Status', 'Rows read', 'Loaded', 'Rejected', 'Created', 'Ended'],
-    jobs.map((j) => {
-      const status = j.currentStatus;
-      const log = status.logData;
-      return [
-        html`<a href="${jobHref(workspaceId, j.datasetJobId)}">${j.mode} (${j.contentType ?? 'file'})</a>`,
-        STATUS_WORDS[status.status],
-        count(log?.rowsRead ?? j.progress?.rowsRead),
-        status.status === 'Failed' ? 'none (failed)' : count(log?.rowsLoaded),
-        count(log?.rowsRejected),
-        when(j.dateCreated),
-        ENDED[status.status] ? when(status.dateCreated) : '',
-      ];
-    }),
+    jobs.map((j) => [
+      ...loadCells(workspaceId, j),
+      when(j.dateCreated),
+      ENDED[j.currentStatus.status] ? when(j.currentStatus.dateCreated) : '',
+    ]),
   );
+}
+
+/** A load's cells in a table of loads: the link to its page, its status and its row counts. */
+function loadCells(workspaceId: number, j: Job): (SafeHtml | string)[] {
+  const status = j.currentStatus;
+  const log = status.logData;
+  return [
+    html`<a href="${jobHref(workspaceId, j.datasetJobId)}">${j.mode} (${j.contentType ?? 'file'})</a>`,
+    STATUS_WORDS[status.status],
+    count(log?.rowsRead ?? j.progress?.rowsRead),
+    status.status === 'Failed' ? 'none (failed)' : count(log?.rowsLoaded),
+    count(log?.rowsRejected),
+  ];
 }
 
 /** Loads per page of a workspace's list of loads. */
@@ -376,16 +381,10 @@ export function workspaceLoadsPage(
   const filtered = opts.status !== null ? `status=${opts.status}` : '';
   const next = opts.page.metadata.nextPageToken;
   const rows = opts.page.data.map((j) => {
-    const status = j.currentStatus;
-    const log = status.logData;
     const name = opts.page.datasetNames.get(j.datasetId) ?? j.datasetId;
     return [
       html`<a href="${datasetHref(opts.workspaceId, j.datasetId)}">${name}</a>`,
-      html`<a href="${jobHref(opts.workspaceId, j.datasetJobId)}">${j.mode} (${j.contentType ?? 'file'})</a>`,
-      STATUS_WORDS[status.status],
-      count(log?.rowsRead ?? j.progress?.rowsRead),
-      status.status === 'Failed' ? 'none (failed)' : count(log?.rowsLoaded),
-      count(log?.rowsRejected),
+      ...loadCells(opts.workspaceId, j),
       when(j.dateCreated),
     ];
   });
