@@ -33,7 +33,7 @@ async function main() {
           }),
     });
     const database = await openDatabase(config.databaseUrl);
-    const app = await buildApp(config, createServices(config, database), { logger: false });
+    const app = await buildApp(config, await createServices(config, database), { logger: false });
     try {
       await app.ready();
       const text = `${JSON.stringify(app.swagger(), null, 2)}\n`;

@@ -1,7 +1,7 @@
 // Sending mail over SMTP with nodemailer (the maintained standard for Node.js). Nothing of a
 // message, its link or the server's credentials is logged: nodemailer's own logger stays off,
 // and a failure is reported by its codes only (its error objects may quote the SMTP dialogue).
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { MailSettings } from '../config/mail.js';
 
 /** One plain-text message. */
@@ -29,21 +29,29 @@ export class MailError extends Error {
   }
 }
 
-/** A mailer that sends through the SMTP server of `settings`, one connection per message. */
+/**
+ * A mailer that sends through the SMTP server of `settings`, one connection per message.
+ * nodemailer is loaded at the first message: a service that sends none does not hold its code.
+ */
 export function smtpMailer(settings: MailSettings): Mailer {
-  const transport = nodemailer.createTransport({
-    url: settings.smtpUrl,
-    logger: false,
-    debug: false,
-    // A server that hangs must not hold a send (and the service's shutdown) for minutes.
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
-  });
+  let transport: Promise<Transporter> | null = null;
+  const connect = async (): Promise<Transporter> => {
+    const { default: nodemailer } = await import('nodemailer');
+    return nodemailer.createTransport({
+      url: settings.smtpUrl,
+      logger: false,
+      debug: false,
+      // A server that hangs must not hold a send (and the service's shutdown) for minutes.
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 30_000,
+    });
+  };
   return {
     async send(message) {
+      transport ??= connect();
       try {
-        await transport.sendMail({ from: settings.from, ...message });
+        await (await transport).sendMail({ from: settings.from, ...message });
       } catch (err) {
         const e = err as { code?: unknown; responseCode?: unknown };
         throw new MailError(
@@ -53,7 +61,7 @@ export function smtpMailer(settings: MailSettings): Mailer {
       }
     },
     close() {
-      transport.close();
+      void transport?.then((t) => t.close());
     },
   };
 }

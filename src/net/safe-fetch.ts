@@ -6,7 +6,6 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { ByteLimit } from '../lib/byte-limit.js';
-import { Agent, request } from 'undici';
 import {
   blockedHostName,
   blockedReason,
@@ -14,6 +13,12 @@ import {
   parseAllowlist,
   type Allowlist,
 } from './address-policy.js';
+
+/**
+ * undici, loaded at the first fetch or webhook: a service that makes neither does not hold its
+ * code (and, through it, Node.js's own copy) in memory.
+ */
+const undici = () => import('undici');
 
 /** A fetch that cannot succeed; the message is safe to show (no query string). */
 export class FetchRefused extends Error {}
@@ -52,6 +57,7 @@ export function shownUrl(url: string | URL): string {
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<FetchedSource> {
   const allow = parseAllowlist(options.allowlist);
   const refusal: { reason: string | null } = { reason: null };
+  const { Agent, request } = await undici();
   const agent = new Agent({
     connect: { timeout: options.connectTimeoutMs ?? 10_000, lookup: guardedLookup(allow, refusal) },
     headersTimeout: options.idleTimeoutMs ?? 30_000,
@@ -185,6 +191,7 @@ export async function safePost(url: string, options: SafePostOptions): Promise<n
   const refusal: { reason: string | null } = { reason: null };
   const target = parseHttpUrl(url);
   checkLiteralHost(target, allow, options.allowName);
+  const { Agent, request } = await undici();
   const agent = new Agent({
     connect: {
       timeout: options.timeoutMs,

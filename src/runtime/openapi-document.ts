@@ -16,7 +16,7 @@ export async function openApiDocumentOfApp(publicUrl = 'http://localhost:8080'):
     const config = loadConfig({ DATA_DIR: dir, PUBLIC_URL: publicUrl, LOG_LEVEL: 'silent' });
     const database = await openDatabase(config.databaseUrl);
     try {
-      const app = await buildApp(config, createServices(config, database), { logger: false });
+      const app = await buildApp(config, await createServices(config, database), { logger: false });
       try {
         await app.ready();
         return app.swagger();

@@ -103,7 +103,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const placement = adminPlacement(config);
   try {
     await migrateToLatest(database);
-    const services = createServices(config, database, logger);
+    const services = await createServices(config, database, logger);
     // The roles that write objects sweep what a killed process of theirs left at once, before they
     // serve: waiting for a worker's next sweep would leave it to an API-only process's neighbours.
     if (config.roles.includes('api') || config.roles.includes('worker')) {

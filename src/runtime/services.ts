@@ -21,11 +21,11 @@ export interface ProcessServices extends Services {
 /** The object store, record store, signing secret, job notifier and metrics of this process. Every
  * job move made through `services.database` is logged (through `logger`) and counted; the metrics
  * registered are those of the roles `config` names. */
-export function createServices(
+export async function createServices(
   config: Config,
   database: Database,
   logger: Logger | null = null,
-): ProcessServices {
+): Promise<ProcessServices> {
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   const { roles } = config;
@@ -34,7 +34,7 @@ export function createServices(
     gauges: roles.includes('worker'),
   });
   const shared = {
-    objects: createObjectStore(config),
+    objects: await createObjectStore(config),
     records: createRecordStore(database),
     signingSecret: resolveSigningSecret(config),
     // On PostgreSQL a queued job also wakes the workers of other processes (NOTIFY).

@@ -400,7 +400,7 @@ await forEachDatabase('console: operator pages', (target) => {
       /^3 h 0 min, queued \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
     );
     // The same figures as the gauges of a worker's /metrics (an API-only process exports none).
-    const worker = createServices({ ...t.config, roles: ['worker'] }, t.database);
+    const worker = await createServices({ ...t.config, roles: ['worker'] }, t.database);
     const metrics = await worker.metrics.metrics();
     assert.match(metrics, /^dx_jobs_queued 3$/m);
     assert.match(metrics, /^dx_jobs_running 1$/m);

@@ -47,7 +47,7 @@ await onDatabase('sqlite', 'platform', (target) => {
 
   test('/readyz answers 503 once the process drains; /metrics can be kept off the API', async () => {
     let draining = false;
-    const app = await buildApp(t.config, createServices(t.config, t.database), {
+    const app = await buildApp(t.config, await createServices(t.config, t.database), {
       logger: false,
       draining: () => draining,
       metricsOnAdminPort: true,
@@ -110,7 +110,7 @@ await onDatabase('sqlite', 'platform', (target) => {
   test('unexpected failures are a plain 500 without internals', async () => {
     // No route of the service throws on purpose: this one is added to an app built beside it, on
     // its configuration and database, before that app is ready.
-    const app = await buildApp(t.config, createServices(t.config, t.database), { logger: false });
+    const app = await buildApp(t.config, await createServices(t.config, t.database), { logger: false });
     app.get('/boom', async () => {
       throw new Error('secret internals: password=hunter2');
     });
