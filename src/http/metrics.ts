@@ -25,9 +25,17 @@ export function requestMetrics(app: FastifyInstance, registry: Registry): void {
   });
 }
 
+/** Labels of the route patterns seen (a pattern is one of the app's routes: the map stays small). */
+const routeLabels = new Map<string, string>();
+
 /** The route pattern as a reader writes it: Fastify's escaped colon (`records::load`) unescaped,
  * a parameter's regex left out; requests that matched no route share one label. */
 export function routeLabel(url: string | undefined): string {
   if (url === undefined) return 'unmatched';
-  return url.replace(/(:\w+)\([^)]*\)/g, '$1').replaceAll('::', ':');
+  let label = routeLabels.get(url);
+  if (label === undefined) {
+    label = url.replace(/(:\w+)\([^)]*\)/g, '$1').replaceAll('::', ':');
+    routeLabels.set(url, label);
+  }
+  return label;
 }

@@ -89,7 +89,9 @@ await forEachDatabase('credentials reused across requests', (target) => {
         ).n,
       );
     const before = await countTokens();
-    const tokens = await Promise.all(Array.from({ length: 40 }, () => ownToken(h, partner)));
+    // Rows of one group differ (rights): each token must get its own row's values back.
+    const rights = (i: number) => (i % 3 === 0 ? ['datasets:read'] : []);
+    const tokens = await Promise.all(Array.from({ length: 40 }, (_, i) => ownToken(h, partner, rights(i))));
     assert.equal(new Set(tokens).size, 40);
     assert.equal((await countTokens()) - before, 40);
     const answers = await Promise.all(tokens.map((t) => datasets(t)));
@@ -97,6 +99,20 @@ await forEachDatabase('credentials reused across requests', (target) => {
       answers.map((a) => a.status),
       tokens.map(() => 200),
     );
+    const mine = await Promise.all(tokens.map((t) => callApi(h.baseUrl, t, 'GET', '/auth/me')));
+    assert.deepEqual(
+      mine.map((m) => (m.json as { permissions: string[] }).permissions),
+      tokens.map((_, i) => (i % 3 === 0 ? ['datasets:read'] : ['datasets:read', 'datasets:write'])),
+    );
+    // Groups of other sizes after the first (the statement is kept per row count).
+    for (const size of [1, 7, 40]) {
+      const more = await Promise.all(Array.from({ length: size }, () => ownToken(h, partner)));
+      const statuses = await Promise.all(more.map(async (t) => (await datasets(t)).status));
+      assert.deepEqual(
+        statuses,
+        more.map(() => 200),
+      );
+    }
   });
 
   void it('a workspace key rotated by another process (the CLI) stops a token this process kept', async () => {
