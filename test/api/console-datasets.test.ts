@@ -196,7 +196,11 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.match(job.body, /<dt>Rows read<\/dt>\s*<dd>4<\/dd>\s*<dt>Rows loaded<\/dt>\s*<dd>3<\/dd>/);
     assert.match(job.body, /<dt>Rows rejected<\/dt>\s*<dd>1<\/dd>/);
     // The failed row, with its line number (the header is line 1).
-    assert.match(job.body, /<td>3<\/td>\s*<td>id<\/td>\s*<td>[^<]*integer[^<]*<\/td>/);
+    // … and the row as the file had it, beside its error.
+    assert.match(
+      job.body,
+      /<td>3<\/td>\s*<td>id<\/td>\s*<td>[^<]*integer[^<]*<\/td>\s*<td><code class="wrap">x,Bad,row<\/code><\/td>/,
+    );
     const csvHref = `${base}/jobs/${c.jobId}/rejected-rows.csv`;
     assert.ok(job.body.includes(`href="${csvHref}"`), 'the rejected rows are linked in the console');
     assert.doesNotMatch(

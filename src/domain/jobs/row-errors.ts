@@ -94,19 +94,51 @@ function jobError(row: DatasetJobErrorRow): JobError {
   return property === null ? { line, message } : { line, property, message };
 }
 
-/** A page of errors as GET /datasets/jobs/:jobId/errors answers it. */
-export interface ErrorsPage {
+/** A page of errors as GET /datasets/jobs/:jobId/errors answers it (E: JobError). */
+export interface ErrorsPage<E extends JobError = JobError> {
   metadata: { count: number; nextPageToken: string | null };
-  data: JobError[];
+  data: E[];
 }
 
+/** A defect with the text of its record as the parser saw it (cut at 4096 characters): '' when
+ * not known, null on a record's second and later defects (the first carries it). */
+export interface JobErrorWithText extends JobError {
+  originalText: string | null;
+}
+
+/** What a page of errors is asked with: GET .../errors' query. */
+type ErrorsQuery = { pageSize?: unknown; pageToken?: unknown };
+
 /** One page of a visible job's errors, in line order; the token is tied to the job's attempt. */
-export async function rowErrorsPage(
+export function rowErrorsPage(
   db: Db,
   caller: DatasetReader,
   jobId: string,
-  query: { pageSize?: unknown; pageToken?: unknown },
+  query: ErrorsQuery,
 ): Promise<ErrorsPage> {
+  return errorsPage(db, caller, jobId, query, jobError);
+}
+
+/** rowErrorsPage with each defect's record text (the console shows it beside the defect). */
+export function rowErrorsPageWithText(
+  db: Db,
+  caller: DatasetReader,
+  jobId: string,
+  query: ErrorsQuery,
+): Promise<ErrorsPage<JobErrorWithText>> {
+  return errorsPage(db, caller, jobId, query, (row) => ({
+    ...jobError(row),
+    originalText: row.original_text,
+  }));
+}
+
+async function errorsPage<E extends JobError>(
+  db: Db,
+  caller: DatasetReader,
+  jobId: string,
+  query: ErrorsQuery,
+  shape: (row: DatasetJobErrorRow) => E,
+): Promise<ErrorsPage<E>> {
   const job = await findVisibleJob(db, caller, jobId);
   const pageSize = parsePageSize(query.pageSize);
   let after: ErrorPosition | null = null;
@@ -129,7 +161,7 @@ export async function rowErrorsPage(
   const last = shown.at(-1);
   const nextPageToken =
     more && last !== undefined ? encodePageToken({ g: job.attempts, k: [last.line, last.seq] }) : null;
-  return { metadata: { count: shown.length, nextPageToken }, data: shown.map(jobError) };
+  return { metadata: { count: shown.length, nextPageToken }, data: shown.map(shape) };
 }
 
 /** The header of the rejected-rows file. */

@@ -11,7 +11,7 @@ import type { ConsoleDb } from '../../../domain/console/db.js';
 import { getDataset, workspaceReader } from '../../../domain/datasets/datasets.js';
 import { getJob, jobLogs, listWorkspaceJobs } from '../../../domain/jobs/jobs.js';
 import { JOB_STATUSES, type JobStatus } from '../../../domain/jobs/status.js';
-import { rejectedRowsCsv, rowErrorsPage } from '../../../domain/jobs/row-errors.js';
+import { rejectedRowsCsv, rowErrorsPageWithText } from '../../../domain/jobs/row-errors.js';
 import { pageContext, sendPage } from './context.js';
 import { accessOf, idParam } from './datasets.js';
 import {
@@ -69,7 +69,7 @@ export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
     const [dataset, timeline, errors, askedBy] = await Promise.all([
       getDataset(deps.db, reader, job.datasetId),
       jobLogs(deps.db, reader, jobId),
-      rowErrorsPage(deps.db, reader, jobId, {
+      rowErrorsPageWithText(deps.db, reader, jobId, {
         pageSize: String(ERRORS_PER_PAGE),
         ...(errorsToken !== '' ? { pageToken: errorsToken } : {}),
       }),

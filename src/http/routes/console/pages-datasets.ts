@@ -18,7 +18,7 @@ import type { Dataset, DatasetTag } from '../../../domain/datasets/view.js';
 import type { TagApp } from '../../../domain/datasets/tags.js';
 import type { Job, JobStatusEntry } from '../../../domain/jobs/view.js';
 import { JOB_STATUSES, type JobStatus, type LoadMode } from '../../../domain/jobs/status.js';
-import type { ErrorsPage } from '../../../domain/jobs/row-errors.js';
+import type { ErrorsPage, JobErrorWithText } from '../../../domain/jobs/row-errors.js';
 import type { JobsPage } from '../../../domain/jobs/jobs.js';
 import type { RecordsPage } from '../../../domain/records/pages.js';
 import type { ReadValue } from '../../../storage/records/record-store.js';
@@ -108,12 +108,21 @@ const MODE_WORDS: Record<LoadMode, string> = {
 /** A stored timestamp as people read it: `2026-11-24 06:45:46 UTC`. */
 /** A record's value in a table cell: empty for null, long text cut with its length said. */
 export function cellValue(value: ReadValue): SafeHtml | string {
-  if (value === null) return '';
-  const text = String(value);
+  return value === null ? '' : cutText(String(value), 'read it whole through the API or an export');
+}
+
+/** Text cut to CELL_CHARS characters, its length and `whole` (where to read all of it) said. */
+function cutText(text: string, whole: string): SafeHtml | string {
   const chars = Array.from(text); // code points: a cut never splits a character in two
   if (chars.length <= CELL_CHARS) return text;
   return html`${chars.slice(0, CELL_CHARS).join('')}…
-    <span class="hint">(${chars.length} characters; read it whole through the API or an export)</span>`;
+    <span class="hint">(${chars.length} characters; ${whole})</span>`;
+}
+
+/** A row error's record as the file had it: the text once per record (its later defects say so). */
+function rowText(e: JobErrorWithText): SafeHtml | string {
+  if (e.originalText === null) return html`<span class="hint">the same row</span>`;
+  return html`<code class="wrap">${cutText(e.originalText, 'the rejected rows file has it whole')}</code>`;
 }
 
 const base = (workspaceId: number) => `/console/workspaces/${workspaceId}`;
@@ -507,7 +516,7 @@ export function jobPage(
     /** The app whose installation asked for the load (null: none recorded). */
     askedBy: string | null;
     timeline: JobStatusEntry[];
-    errors: ErrorsPage;
+    errors: ErrorsPage<JobErrorWithText>;
     /** Whether this page of errors is a later one (a link back to the first is shown). */
     laterErrorsPage: boolean;
     rejectedRowsHref: string | null;
@@ -592,7 +601,7 @@ const message = (e: JobStatusEntry) => (e.logData?.message ? `: ${e.logData.mess
 
 function errorsSection(
   href: string,
-  errors: ErrorsPage,
+  errors: ErrorsPage<JobErrorWithText>,
   later: boolean,
   rejectedRowsHref: string | null,
 ): SafeHtml {
@@ -610,8 +619,8 @@ function errorsSection(
   return html`<p class="hint">Line numbers count the file's lines; in a CSV file the header is line 1.</p>
     ${download}
     ${dataTable(
-      ['Line', 'Property', 'Problem'],
-      errors.data.map((e) => [e.line, e.property ?? '', e.message]),
+      ['Line', 'Property', 'Problem', 'The row in the file'],
+      errors.data.map((e) => [e.line, e.property ?? '', e.message, rowText(e)]),
     )}
     <p>
       ${later ? html`<a href="${href}">First errors</a>` : ''}
