@@ -278,7 +278,7 @@ await forEachDatabase('web console: workspace settings', (target) => {
     const list = await owner.b.get(connected.headers.location);
     assert.match(list.body, /The app is connected/);
     assert.match(list.body, new RegExp(`<td>${partner.app.name}<br />`));
-    assert.match(list.body, new RegExp(`<code>${partner.app.id}</code>`));
+    assert.match(list.body, new RegExp(`<code[^>]*>${partner.app.id}</code>`));
     const seen = (await appInstallations(partner)).find((i) => i.workspaceId === wsId);
     assert.ok(seen !== undefined, 'the app lists its new installation');
     const token = await accessToken(t, partner, seen.installationId, workspaceKey);

@@ -14,6 +14,7 @@ import { invitationLink, inviteMember, inviteOperator } from '../../src/domain/c
 import { SIGN_IN_MAX_FAILURES } from '../../src/domain/console/sign-in.js';
 import { hashSecret } from '../../src/lib/secrets.js';
 import type { ConsoleRole } from '../../src/domain/console/roles.js';
+import { Script } from 'node:vm';
 
 const PASSWORD = TEST_PASSWORD;
 let counter = 0;
@@ -69,7 +70,7 @@ await forEachDatabase('web console', (target) => {
     );
     const ws = await b.get(`/console/workspaces/${wsId}`);
     assert.equal(ws.statusCode, 200);
-    assert.match(ws.body, new RegExp(`<code id="workspace-id">${wsId}</code>`));
+    assert.match(ws.body, new RegExp(`<code id="workspace-id"[^>]*>${wsId}</code>`));
     assert.match(ws.body, /<dd id="your-role">Owner<\/dd>/);
     assert.match(ws.body, /Pat Owner/);
     // The console is not part of the API's OpenAPI document.
@@ -237,6 +238,9 @@ await forEachDatabase('web console', (target) => {
     }
     const page = await browser().get('/console/sign-in');
     assert.match(page.headers['content-security-policy'] as string, /default-src 'none'/);
+    // Scripts from the console itself only (its one enhancement script), none inline.
+    assert.match(page.headers['content-security-policy'] as string, /script-src 'self';/);
+    assert.match(page.body, /<script src="\/console\/console.js" defer><\/script>/);
     assert.equal(page.headers['referrer-policy'], 'no-referrer');
     assert.equal(page.headers['cache-control'], 'no-store');
   });
@@ -387,11 +391,18 @@ await forEachDatabase('web console', (target) => {
     assert.ok(mine.every((r) => /^\d{4}-\d\d-\d\dT/.test(r.at)));
   });
 
-  test('the stylesheet is served by the service; unknown console pages are an HTML 404', async () => {
+  test('the stylesheet and script are served by the service; unknown console pages are an HTML 404', async () => {
     const css = await t.app.inject('/console/console.css');
     assert.equal(css.statusCode, 200);
     assert.match(css.headers['content-type'] as string, /^text\/css/);
     assert.match(css.body, /:focus-visible/);
+    const js = await t.app.inject('/console/console.js');
+    assert.equal(js.statusCode, 200);
+    assert.match(js.headers['content-type'] as string, /^text\/javascript/);
+    assert.equal(js.headers['cache-control'], 'public, max-age=3600');
+    assert.match(js.body, /time\[datetime\]/);
+    // It parses as a script (a syntax error would only show in a browser).
+    assert.doesNotThrow(() => new Script(js.body));
     const missing = await t.app.inject('/console/nothing-here');
     assert.equal(missing.statusCode, 404);
     assert.match(missing.headers['content-type'] as string, /^text\/html/);

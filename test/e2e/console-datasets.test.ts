@@ -62,6 +62,19 @@ await consoleSuite('console datasets in Chromium', (c) => {
     const row = errors.getByRole('row').filter({ has: page.getByRole('cell', { name: '3', exact: true }) });
     assert.equal(await row.count(), 1, await errors.innerText());
     assert.match(await row.innerText(), /\bid\b/);
+    assert.match(await row.innerText(), /x,Bad/, 'the row as the file had it');
+    // The script's enhancements: a recent instant reads as relative, its title keeps local and UTC.
+    const first = page.locator('#timeline time').first();
+    assert.match(await first.innerText(), /ago|now/);
+    assert.match(
+      (await first.getAttribute('title')) ?? '',
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d .* \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$/,
+    );
+    // … and a copy button beside the Load ID puts the ID on the clipboard.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.getByRole('button', { name: 'Copy the Load ID' }).click();
+    await page.getByRole('button', { name: 'Copy the Load ID' }).filter({ hasText: 'Copied' }).waitFor();
+    assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), load.jobId);
     // The rejected rows, downloaded as a person does it: the file holds the bad row.
     const link = page.getByRole('link', { name: 'Download the rejected rows (CSV)' });
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);

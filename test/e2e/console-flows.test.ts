@@ -87,10 +87,11 @@ await consoleSuite('console in Chromium', (c) => {
     await openWorkspace(viewer.page, 'Riverside Campaign');
     assert.equal(await workspaceIdOnPage(viewer.page), String(workspaceId));
     assert.equal((await viewer.page.locator('dt:text-is("Your role") + dd').innerText()).trim(), 'Viewer');
-    // Nothing to change: no control at all but the header's sign-out button.
+    // Nothing to change: no control at all but the header's sign-out button (and the script's Copy
+    // button beside the Workspace ID, which changes nothing).
     const main = viewer.page.getByRole('main');
-    assert.equal(await main.locator('form, input, select, textarea, button').count(), 0);
-    assert.deepEqual(await viewer.page.getByRole('button').allInnerTexts(), ['Sign out']);
+    assert.equal(await main.locator('form, input, select, textarea, button:not(.copy)').count(), 0);
+    assert.deepEqual(await viewer.page.getByRole('button').allInnerTexts(), ['Sign out', 'Copy']);
     // The owner's page has the form the viewer lacks (so the check above can fail).
     await owner.page.goto(`/console/workspaces/${workspaceId}`);
     await owner.page.getByRole('button', { name: 'Create invitation link' }).waitFor();

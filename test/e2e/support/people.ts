@@ -54,7 +54,7 @@ export async function openWorkspace(page: Page, name: string) {
 
 /** The Workspace ID as the workspace page shows it, next to its "Workspace ID" term. */
 export async function workspaceIdOnPage(page: Page): Promise<string> {
-  return (await page.locator('dt:text-is("Workspace ID") + dd').innerText()).trim();
+  return (await page.locator('dt:text-is("Workspace ID") + dd code').innerText()).trim();
 }
 
 /** On a workspace page: invites `email` with `role` (its label) and returns the one-time link. */

@@ -32,6 +32,7 @@ import { invitationRoutes } from './invitations.js';
 import { myAccountRoutes } from './my-account.js';
 import { passwordResetRoutes } from './password-reset.js';
 import { CONSOLE_CSS } from './style.js';
+import { CONSOLE_JS } from './script.js';
 import { errorPage } from './pages.js';
 
 const FORM_BODY_LIMIT = 16 * 1024;
@@ -46,6 +47,9 @@ const TITLES: Record<number, string> = {
   413: 'Too much data',
   429: 'Too many attempts',
 };
+
+/** The console's stylesheet and script: the same for everyone, cached, no session read. */
+const STATIC_FILES = new Set(['/console/console.css', '/console/console.js']);
 
 /** Registers the console's routes under the prefix it is given (/console). */
 export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -63,16 +67,16 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
     // tokens), and no page is cached (they show secrets and per-person data).
     void reply.header(
       'content-security-policy',
-      "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
     void reply.header('x-content-type-options', 'nosniff');
     void reply.header('x-frame-options', 'DENY');
     void reply.header('referrer-policy', 'no-referrer');
-    if (!request.url.startsWith('/console/console.css')) void reply.header('cache-control', 'no-store');
+    if (!STATIC_FILES.has(request.routeOptions.url ?? '')) void reply.header('cache-control', 'no-store');
   });
 
   scope.addHook('preHandler', async (request, reply) => {
-    if (request.routeOptions.url === '/console/console.css') return;
+    if (STATIC_FILES.has(request.routeOptions.url ?? '')) return;
     const token = request.cookies[SESSION_COOKIE];
     const session =
       token !== undefined && token !== '' ? await findSession(db, token, deps.config.consoleSessions) : null;
@@ -112,6 +116,12 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
 
   scope.get('/console.css', async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS),
+  );
+  scope.get('/console.js', async (_request, reply) =>
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=3600')
+      .send(CONSOLE_JS),
   );
   scope.get('/', async (request, reply) =>
     reply.redirect(consoleState(request).session !== null ? '/console/home' : '/console/sign-in', 303),

@@ -229,7 +229,7 @@ export function datasetPage(
       ${opts.notice !== null ? html`<p class="notice" role="status">${opts.notice}</p>` : ''}
       <dl>
         <dt>Dataset ID</dt>
-        <dd><code>${d.datasetId}</code></dd>
+        <dd><code data-copy="the Dataset ID">${d.datasetId}</code></dd>
         ${
           d.description !== ''
             ? html`<dt>Description</dt>
@@ -537,7 +537,7 @@ export function jobPage(
         <dt>What happened</dt>
         <dd>${log?.message ?? ''}</dd>
         <dt>Load ID</dt>
-        <dd><code>${job.datasetJobId}</code></dd>
+        <dd><code data-copy="the Load ID">${job.datasetJobId}</code></dd>
         <dt>Mode</dt>
         <dd>${MODE_WORDS[job.mode]}${job.dryRun ? ' (dry run: nothing changed)' : ''}</dd>
         <dt>File format</dt>

@@ -191,7 +191,7 @@ export function appPage(ctx: PageContext, app: AppListing, opts: { notice: strin
       ${notice(opts.notice)}
       <dl>
         <dt>App ID</dt>
-        <dd><code id="app-id">${app.id}</code></dd>
+        <dd><code id="app-id" data-copy="the App ID">${app.id}</code></dd>
         <dt>Own workspace</dt>
         <dd>
           ${
@@ -248,15 +248,15 @@ export function appCreatedPage(
     html`<h1>App created: ${created.name}</h1>
       <dl>
         <dt>App ID</dt>
-        <dd><code id="app-id">${created.appId}</code></dd>
+        <dd><code id="app-id" data-copy="the App ID">${created.appId}</code></dd>
         <dt>Key ID (kid)</dt>
-        <dd><code id="kid">${created.kid}</code> (${created.alg})</dd>
+        <dd><code id="kid" data-copy="the key ID">${created.kid}</code> (${created.alg})</dd>
         <dt>Own workspace ID</dt>
-        <dd><code id="workspace-id">${created.workspaceId}</code></dd>
+        <dd><code id="workspace-id" data-copy="the Workspace ID">${created.workspaceId}</code></dd>
         <dt>Own Workspace Key</dt>
         <dd><code class="secret" id="workspace-key">${created.workspaceKey}</code></dd>
         <dt>Installation ID</dt>
-        <dd><code id="installation-id">${created.installationId}</code></dd>
+        <dd><code id="installation-id" data-copy="the Installation ID">${created.installationId}</code></dd>
       </dl>
       ${privateKeyBlock(ctx, created.privateKeyPem, `${created.appId}-${created.kid}`)}
       <p class="hint">
@@ -386,7 +386,7 @@ export function workspaceCreatedPage(
     html`<h1>Workspace created: ${ws.name}</h1>
       <dl>
         <dt>Workspace ID</dt>
-        <dd><code id="workspace-id">${ws.id}</code></dd>
+        <dd><code id="workspace-id" data-copy="the Workspace ID">${ws.id}</code></dd>
         <dt>Type</dt>
         <dd>${ws.type}</dd>
         <dt>Workspace Key</dt>

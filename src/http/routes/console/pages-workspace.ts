@@ -103,7 +103,7 @@ export function workspaceKeyRotatedPage(
       <p class="notice" role="status">The key was rotated. Tokens minted with the old key no longer work.</p>
       <dl>
         <dt>Workspace ID</dt>
-        <dd><code>${opts.workspaceId}</code></dd>
+        <dd><code data-copy="the Workspace ID">${opts.workspaceId}</code></dd>
       </dl>
       <h2>New Workspace Key</h2>
       <code class="secret" id="workspace-key">${opts.workspaceKey}</code>
@@ -130,7 +130,7 @@ export function connectedAppsPage(
   // The ID under the name rather than in a column of its own: a UUID column leaves no room on a phone.
   const headers = ['App', 'Connected (UTC)', ...(opts.mayChange ? ['Action'] : [])];
   const rows = opts.apps.map((a) => [
-    html`${a.appName}<br /><span class="hint">App ID <code>${a.appId}</code></span>`,
+    html`${a.appName}<br /><span class="hint">App ID <code data-copy="the App ID">${a.appId}</code></span>`,
     when(a.connectedAt),
     ...(opts.mayChange
       ? [

@@ -59,6 +59,7 @@ export function layout(
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Dataset Exchange console</title>
         <link rel="stylesheet" href="/console/console.css" />
+        <script src="/console/console.js" defer></script>
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>
@@ -344,7 +345,7 @@ export function workspacePage(
     html`<h1>${opts.name}</h1>
       <dl>
         <dt>Workspace ID</dt>
-        <dd><code id="workspace-id">${opts.workspaceId}</code></dd>
+        <dd><code id="workspace-id" data-copy="the Workspace ID">${opts.workspaceId}</code></dd>
         <dt>Your role</dt>
         <dd id="your-role">${opts.roleLabel}</dd>
       </dl>

@@ -40,6 +40,7 @@ time{white-space:nowrap}
 button{font:inherit;margin-top:1rem;padding:.5rem 1rem;border:2px solid #0b4f9c;border-radius:4px;background:#0b4f9c;color:#fff;cursor:pointer}
 button:hover{background:#07305f;border-color:#07305f}
 button.secondary{background:#fff;color:#0b4f9c;margin-top:0}
+button.copy{background:#fff;color:#0b4f9c;margin-top:0;padding:0 .5rem;font-size:.875rem}
 .hint{color:#404040;font-size:.95rem;margin:.25rem 0 0}
 code.action{display:block;color:#404040;font-size:.85rem;overflow-wrap:normal;white-space:nowrap}
 .error{border-left:4px solid #a30000;background:#fdf0f0;color:#5c0000;padding:.5rem .75rem}
