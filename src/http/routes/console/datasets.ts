@@ -18,7 +18,7 @@ import { connectedApps, setDatasetTags } from '../../../domain/datasets/tags.js'
 import { listDatasetJobs } from '../../../domain/jobs/jobs.js';
 import { recordsPage } from '../../../domain/records/pages.js';
 import { pageContext, requireSession, sendPage } from './context.js';
-import { field } from './form.js';
+import { checkedValues, field } from './form.js';
 import { namePageQuery } from './name-lists.js';
 import { workspaceIdOf } from './workspaces.js';
 import {
@@ -49,9 +49,8 @@ export async function accessOf(
 
 /** The `app` checkboxes of a form: none, one (a string) or several (an array). */
 function checkedApps(body: unknown): string[] {
-  const value = body !== null && typeof body === 'object' ? (body as Record<string, unknown>).app : undefined;
-  const list = Array.isArray(value) ? value : value === undefined ? [] : [value];
-  if (!list.every((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= 200))
+  const list = checkedValues(body, 'app');
+  if (list === null)
     throw problem('invalid', 'The list of apps was not understood. Reload the page and try again.');
   return list;
 }
