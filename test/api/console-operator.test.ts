@@ -9,6 +9,8 @@ import { startFixture, type Fixture } from '../support/fixture.js';
 import { ConsoleBrowser, csrfOf, signedInOperator, unescapeHtml } from '../support/console-browser.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { createApp } from '../../src/domain/identity/apps.js';
+import { connectInstallation } from '../../src/domain/identity/installations.js';
+import { getWebhook } from '../../src/domain/webhooks/webhooks.js';
 import { OPERATOR_LIST_PAGE } from '../../src/http/routes/console/pages-operator.js';
 import { signAppJwt } from '../../src/domain/identity/app-jwt-signer.js';
 import { SqlProxyIdStore } from '../../src/domain/identity/proxy-ids.js';
@@ -181,6 +183,66 @@ await forEachDatabase('console: operator pages', (target) => {
     const revokes = (await auditOf('app_key.revoked')).filter((r) => r.detail?.includes(appId));
     assert.equal(revokes.length, 1);
     assert.match(revokes[0]!.detail ?? '', new RegExp(`key ${oldKid}$`));
+  });
+
+  test('the operator sees where an app is installed, and sets, replaces and removes its webhook', async () => {
+    const created = await op.submit(`${OP}/apps`, `${OP}/apps`, { name: 'Hooked App', alg: 'ES256' });
+    const appId = textOf(created.body, 'app-id');
+    const { workspace: elsewhere } = await createWorkspace(t.database.db, {
+      displayName: 'Lakeside Campaign',
+      type: 'Campaign',
+    });
+    await connectInstallation(t.database.db, appId, elsewhere.id);
+    const page = await op.get(`${OP}/apps/${appId}`);
+    const installed = /<h2>Installed in<\/h2>([\s\S]*?)<h2>/.exec(page.body)![1]!;
+    assert.match(installed, /\(its own\)/);
+    assert.match(
+      installed,
+      new RegExp(`<a href="/console/workspaces/${elsewhere.id}">Lakeside Campaign</a>`),
+    );
+    assert.match(page.body, /id="webhook-none"/);
+
+    const url = 'https://93.184.216.34/dx-hook';
+    const set = await op.submit(`${OP}/apps/${appId}`, `${OP}/apps/${appId}/webhook`, {
+      url,
+      event: ['dataset.job.failed', 'dataset.job.expired'],
+    });
+    assert.equal(set.statusCode, 201, set.body);
+    const secret = textOf(set.body, 'webhook-secret');
+    assert.match(secret, /^whsec_/);
+    const stored = await getWebhook(t.database.db, appId);
+    assert.equal(stored.url, url);
+    assert.deepEqual(stored.events, ['dataset.job.failed', 'dataset.job.expired']);
+    const shown = await op.get(`${OP}/apps/${appId}`);
+    assert.equal(textOf(shown.body, 'webhook-url'), url);
+    assert.ok(!shown.body.includes(secret), 'the secret is shown once');
+
+    // Refused: an address the service may not reach, no event ticked. Nothing changes.
+    const internal = await op.submit(`${OP}/apps/${appId}`, `${OP}/apps/${appId}/webhook`, {
+      url: 'http://127.0.0.1/hook',
+      event: 'dataset.job.completed',
+    });
+    assert.equal(internal.statusCode, 400);
+    assert.match(internal.body, /The webhook URL is refused/);
+    const none = await op.submit(`${OP}/apps/${appId}`, `${OP}/apps/${appId}/webhook`, { url });
+    assert.equal(none.statusCode, 400);
+    assert.match(none.body, /name at least one event/);
+    assert.deepEqual(await getWebhook(t.database.db, appId), stored);
+
+    // Removing asks first.
+    const confirm = await op.get(`${OP}/apps/${appId}/webhook/remove`);
+    assert.equal(confirm.statusCode, 200);
+    assert.match(confirm.body, /stops POSTing events/);
+    const removed = await op.post(`${OP}/apps/${appId}/webhook/remove`, { _csrf: csrfOf(confirm.body) });
+    assert.equal(removed.statusCode, 303);
+    assert.match((await op.get(removed.headers.location as string)).body, /The webhook is removed\./);
+    await assert.rejects(getWebhook(t.database.db, appId), /no webhook/);
+    assert.equal((await op.get(`${OP}/apps/${appId}/webhook/remove`)).statusCode, 404);
+
+    const setRows = (await auditOf('app_webhook.set')).filter((r) => r.detail?.includes(appId));
+    assert.equal(setRows.length, 1);
+    assert.match(setRows[0]!.detail ?? '', /dataset\.job\.failed, dataset\.job\.expired$/);
+    assert.equal((await auditOf('app_webhook.removed')).filter((r) => r.detail?.includes(appId)).length, 1);
   });
 
   test('bad input on the operator forms gets a 400 page', async () => {

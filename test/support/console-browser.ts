@@ -59,8 +59,9 @@ export class ConsoleBrowser {
     );
   }
 
-  /** Posts a form; `_csrf` is sent as given (tests of CSRF pass a wrong one or none). */
-  async post(url: string, form: Record<string, string>): Promise<LightMyRequestResponse> {
+  /** Posts a form (a list: a field sent once per value, as ticked checkboxes are); `_csrf` is sent
+   * as given (tests of CSRF pass a wrong one or none). */
+  async post(url: string, form: Record<string, string | string[]>): Promise<LightMyRequestResponse> {
     return this.keep(
       await this.app().inject({
         method: 'POST',
@@ -71,7 +72,11 @@ export class ConsoleBrowser {
           cookie: this.cookieHeader(),
           'content-type': 'application/x-www-form-urlencoded',
         },
-        payload: new URLSearchParams(form).toString(),
+        payload: new URLSearchParams(
+          Object.entries(form).flatMap(([name, value]) =>
+            (Array.isArray(value) ? value : [value]).map((v): [string, string] => [name, v]),
+          ),
+        ).toString(),
       }),
     );
   }
@@ -80,7 +85,7 @@ export class ConsoleBrowser {
   async submit(
     pageUrl: string,
     action: string,
-    form: Record<string, string>,
+    form: Record<string, string | string[]>,
   ): Promise<LightMyRequestResponse> {
     const page = await this.get(pageUrl);
     if (page.statusCode !== 200) throw new Error(`${pageUrl}: ${page.statusCode}\n${page.body}`);

@@ -2,7 +2,7 @@
 // download of a private key shown on a result page. The same domain functions as `dx apps`.
 import { createPrivateKey } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { problem } from '../../../errors.js';
+import { problem, ProblemError } from '../../../errors.js';
 import type { ApiDeps } from '../../deps.js';
 import { audit } from '../../../domain/console/audit.js';
 import { consoleDb } from '../../../domain/console/db.js';
@@ -16,9 +16,11 @@ import {
   listAppsByName,
   revokeAppKey,
 } from '../../../domain/identity/apps.js';
+import { listInstallations } from '../../../domain/identity/installations.js';
+import { getWebhook, removeWebhook, setWebhook } from '../../../domain/webhooks/webhooks.js';
 import type { AppRow } from '../../../storage/db/tables.js';
 import { pageContext, sendPage } from './context.js';
-import { field } from './form.js';
+import { checkedValues, field } from './form.js';
 import { namePageQuery } from './name-lists.js';
 import { actorOf, oneOf, param, requiredName, requireOperator } from './operator-common.js';
 import {
@@ -28,7 +30,10 @@ import {
   keyAddedPage,
   OPERATOR_BASE,
   OPERATOR_LIST_PAGE,
+  removeWebhookPage,
   revokeKeyPage,
+  webhookSetPage,
+  type AppDetail,
   type AppListing,
 } from './pages-operator.js';
 
@@ -96,18 +101,92 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
     );
   });
 
+  const detail = async (app: AppRow): Promise<AppDetail> => {
+    const [shown, installations, webhook] = await Promise.all([
+      listing(app),
+      listInstallations(deps.db, { appId: app.id }),
+      getWebhook(deps.db, app.id).catch((err: unknown) => {
+        if (err instanceof ProblemError && err.status === 404) return null;
+        throw err;
+      }),
+    ]);
+    return { ...shown, installations, webhook };
+  };
+
   scope.get('/operator/apps/:appId', async (request, reply) => {
     requireOperator(request);
     const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
-    const shown = await listing(app);
-    // The notice after a revocation, only when true (the query is anyone's to write).
+    const shown = await detail(app);
+    // The notice after a change, only when true (the query is anyone's to write).
     const revoked = field(request.query, 'revoked');
     const isRevoked = shown.keys.some((k) => k.kid === revoked && k.revokedAt !== null);
+    const webhookRemoved = field(request.query, 'done') === 'webhook-removed' && shown.webhook === null;
+    const notice = isRevoked
+      ? `Key ${revoked} is revoked.`
+      : webhookRemoved
+        ? 'The webhook is removed.'
+        : null;
+    return sendPage(reply, 200, appPage(pageContext(deps, request), shown, { notice }));
+  });
+
+  scope.post('/operator/apps/:appId/webhook', async (request, reply) => {
+    const session = requireOperator(request);
+    const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
+    const url = field(request.body, 'url').trim();
+    const events = checkedValues(request.body, 'event');
+    try {
+      if (events === null)
+        throw problem('invalid', 'The events were not understood. Reload the page and try again.');
+      // A form without any event ticked asks for none, which setWebhook refuses in words.
+      const hook = await deps.db.transaction().execute(async (trx) => {
+        const set = await setWebhook(trx, app.id, url, {
+          signingSecret: deps.signingSecret,
+          allowlist: deps.config.webhooks.urlAllowlist,
+          events,
+        });
+        await audit(consoleDb(trx), actorOf(session), 'app_webhook.set', {
+          workspaceId: app.owner_workspace_id,
+          detail: `${app.name} (${app.id}): ${set.events.join(', ')}`,
+        });
+        return set;
+      });
+      return sendPage(
+        reply,
+        201,
+        webhookSetPage(pageContext(deps, request), { appId: app.id, appName: app.name }, hook),
+      );
+    } catch (err) {
+      if (!(err instanceof ProblemError) || err.status !== 400) throw err;
+      const page = appPage(pageContext(deps, request), await detail(app), {
+        notice: null,
+        webhookError: { url, message: err.detail },
+      });
+      return sendPage(reply, 400, page);
+    }
+  });
+
+  scope.get('/operator/apps/:appId/webhook/remove', async (request, reply) => {
+    requireOperator(request);
+    const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
+    const hook = await getWebhook(deps.db, app.id);
     return sendPage(
       reply,
       200,
-      appPage(pageContext(deps, request), shown, { notice: isRevoked ? `Key ${revoked} is revoked.` : null }),
+      removeWebhookPage(pageContext(deps, request), { appId: app.id, appName: app.name }, hook),
     );
+  });
+
+  scope.post('/operator/apps/:appId/webhook/remove', async (request, reply) => {
+    const session = requireOperator(request);
+    const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
+    await deps.db.transaction().execute(async (trx) => {
+      await removeWebhook(trx, app.id);
+      await audit(consoleDb(trx), actorOf(session), 'app_webhook.removed', {
+        workspaceId: app.owner_workspace_id,
+        detail: `${app.name} (${app.id})`,
+      });
+    });
+    return reply.redirect(`${OPERATOR_BASE}/apps/${app.id}?done=webhook-removed`, 303);
   });
 
   scope.post('/operator/apps/:appId/keys', async (request, reply) => {

@@ -7,6 +7,8 @@ import { when } from './times.js';
 import { csrfField, dataTable, errorBox, layout, OPERATOR, type Crumb, type PageContext } from './pages.js';
 import { resetLinkForm } from './pages-account.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm } from '../../../domain/identity/apps.js';
+import type { Installation } from '../../../domain/identity/installations.js';
+import { WEBHOOK_EVENTS, type Webhook, type WebhookWithSecret } from '../../../domain/webhooks/webhooks.js';
 import { WORKSPACE_TYPES } from '../../../domain/identity/workspaces.js';
 import type { ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
 
@@ -18,8 +20,6 @@ const appCrumb = (app: { appId: string; appName: string }): Crumb => ({
   label: app.appName,
   href: `${APPS.href}/${app.appId}`,
 });
-
-/** Timestamps as the tables show them: to the minute, UTC (narrow screens). */
 
 const notice = (text: string | null) =>
   text !== null ? html`<p class="notice" role="status">${text}</p>` : '';
@@ -125,6 +125,14 @@ export interface AppListing {
   keys: { kid: string; alg: string; createdAt: string; revokedAt: string | null }[];
 }
 
+/** An app as its own page shows it. */
+export interface AppDetail extends AppListing {
+  /** The workspaces the app is installed in, oldest installation first. */
+  installations: Installation[];
+  /** Its webhook, null when it has none. */
+  webhook: Webhook | null;
+}
+
 const keyList = (keys: AppListing['keys']) =>
   keys.length === 0
     ? 'none'
@@ -183,7 +191,11 @@ export function appsPage(ctx: PageContext, apps: AppListing[], list: NameListPag
 }
 
 /** One app: its keys with revoke links, and the form that adds a key. */
-export function appPage(ctx: PageContext, app: AppListing, opts: { notice: string | null }): string {
+export function appPage(
+  ctx: PageContext,
+  app: AppDetail,
+  opts: { notice: string | null; webhookError?: { url: string; message: string } },
+): string {
   return layout(
     ctx,
     app.name,
@@ -223,8 +235,132 @@ export function appPage(ctx: PageContext, app: AppListing, opts: { notice: strin
       <form method="post" action="${OPERATOR_BASE}/apps/${app.id}/keys">
         ${csrfField(ctx)} ${algorithmSelect('alg')}
         <button type="submit">Generate a key</button>
-      </form>`,
+      </form>
+      <h2>Installed in</h2>
+      ${installationsTable(app)}
+      <h2>Webhook</h2>
+      ${webhookSection(ctx, app, opts.webhookError ?? null)}`,
     [OPERATOR, APPS],
+  );
+}
+
+/** The workspaces the app is installed in (the API's listInstallations of the app). */
+function installationsTable(app: AppDetail): SafeHtml {
+  if (app.installations.length === 0) return html`<p>Not installed in any workspace.</p>`;
+  return dataTable(
+    ['Workspace', 'Installation ID', 'Connected (UTC)'],
+    app.installations.map((i) => [
+      html`<a href="/console/workspaces/${i.workspaceId}">${i.name}</a>${
+          i.workspaceId === app.ownWorkspaceId ? html` <span class="hint">(its own)</span>` : ''
+        }`,
+      i.installationId,
+      when(i.dateCreated),
+    ]),
+  );
+}
+
+/** The app's webhook, and the form that sets (or replaces) it; `error` is the refused form's. */
+function webhookSection(ctx: PageContext, app: AppDetail, error: { url: string; message: string } | null) {
+  const hook = app.webhook;
+  const shown =
+    hook === null
+      ? html`<p id="webhook-none">No webhook: the app learns of its loads' ends by polling.</p>`
+      : html`<dl>
+            <dt>URL</dt>
+            <dd><code id="webhook-url" class="wrap">${hook.url}</code></dd>
+            <dt>Events</dt>
+            <dd>${hook.events.join(', ')}</dd>
+            <dt>Updated (UTC)</dt>
+            <dd>${when(hook.dateUpdated)}</dd>
+          </dl>
+          <p><a href="${OPERATOR_BASE}/apps/${app.id}/webhook/remove">Remove the webhook…</a></p>`;
+  const events = hook?.events ?? WEBHOOK_EVENTS;
+  return html`${shown}
+    <h3>${hook === null ? 'Set a webhook' : 'Replace the webhook'}</h3>
+    <p class="hint">
+      The service POSTs each event, signed with a secret (X-DX-Signature-256). A new secret is made and shown
+      once, on the next page; ${hook === null ? '' : 'the current one stops working then; '}the app's
+      developer needs it.
+    </p>
+    ${error !== null ? errorBox(error.message) : ''}
+    <form method="post" action="${OPERATOR_BASE}/apps/${app.id}/webhook">
+      ${csrfField(ctx)}
+      <label for="webhook-url-field">URL (https)</label>
+      <input
+        id="webhook-url-field"
+        name="url"
+        type="url"
+        required
+        maxlength="2048"
+        value="${error?.url ?? hook?.url ?? ''}"
+      />
+      <fieldset>
+        <legend>Events</legend>
+        ${WEBHOOK_EVENTS.map(
+          (e, i) =>
+            html`<div class="check">
+              <input
+                type="checkbox"
+                id="event-${i}"
+                name="event"
+                value="${e}"
+                ${events.includes(e) ? html`checked` : ''}
+              />
+              <label for="event-${i}">${e}</label>
+            </div>`,
+        )}
+      </fieldset>
+      <button type="submit">${hook === null ? 'Set the webhook' : 'Replace the webhook'}</button>
+    </form>`;
+}
+
+/** After setting a webhook: its secret, shown this once. */
+export function webhookSetPage(
+  ctx: PageContext,
+  app: { appId: string; appName: string },
+  hook: WebhookWithSecret,
+): string {
+  return layout(
+    ctx,
+    'Webhook set',
+    html`<h1>Webhook of ${app.appName} set</h1>
+      <dl>
+        <dt>URL</dt>
+        <dd><code class="wrap">${hook.url}</code></dd>
+        <dt>Events</dt>
+        <dd>${hook.events.join(', ')}</dd>
+      </dl>
+      <h2>Signing secret</h2>
+      <code class="secret" id="webhook-secret">${hook.secret}</code>
+      <p>
+        <strong>Copy it now: it will not be shown again.</strong> Give it to the app's developer: the app
+        checks each delivery's X-DX-Signature-256 with it. Setting the webhook again makes a new one.
+      </p>
+      <p><a href="${OPERATOR_BASE}/apps/${app.appId}">Back to ${app.appName}</a></p>`,
+    [OPERATOR, APPS, appCrumb(app)],
+  );
+}
+
+/** Asks before removing an app's webhook, and says what removing does. */
+export function removeWebhookPage(
+  ctx: PageContext,
+  app: { appId: string; appName: string },
+  hook: Webhook,
+): string {
+  return layout(
+    ctx,
+    'Remove the webhook',
+    html`<h1>Remove the webhook of ${app.appName}?</h1>
+      <p>
+        The service stops POSTing events to <code class="wrap">${hook.url}</code>, and deliveries not yet sent
+        are dropped. The app can still poll its loads' status. Setting a webhook again makes a new secret.
+      </p>
+      <form method="post" action="${OPERATOR_BASE}/apps/${app.appId}/webhook/remove">
+        ${csrfField(ctx)}
+        <button type="submit" class="danger">Remove the webhook</button>
+      </form>
+      <p><a href="${OPERATOR_BASE}/apps/${app.appId}">Cancel, back to the app</a></p>`,
+    [OPERATOR, APPS, appCrumb(app)],
   );
 }
 
