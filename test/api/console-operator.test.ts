@@ -6,7 +6,13 @@ import assert from 'node:assert/strict';
 import { createHash, createPrivateKey, randomUUID } from 'node:crypto';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
-import { ConsoleBrowser, csrfOf, signedInOperator, unescapeHtml } from '../support/console-browser.js';
+import {
+  ConsoleBrowser,
+  csrfOf,
+  signedInMember,
+  signedInOperator,
+  unescapeHtml,
+} from '../support/console-browser.js';
 import { createWorkspace } from '../../src/domain/identity/workspaces.js';
 import { createApp } from '../../src/domain/identity/apps.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
@@ -243,6 +249,94 @@ await forEachDatabase('console: operator pages', (target) => {
     assert.equal(setRows.length, 1);
     assert.match(setRows[0]!.detail ?? '', /dataset\.job\.failed, dataset\.job\.expired$/);
     assert.equal((await auditOf('app_webhook.removed')).filter((r) => r.detail?.includes(appId)).length, 1);
+  });
+
+  test('the operator lists accounts, disables and enables one, and gives and takes back operator rights', async () => {
+    const { workspace } = await createWorkspace(t.database.db, { displayName: 'Accounts Campaign' });
+    const memberEmail = `member.${++counter}@example.org`;
+    const member = await signedInMember(t, workspace.id, 'viewer', memberEmail, 'Mira Member');
+    assert.equal((await member.get('/console/home')).statusCode, 200);
+
+    // Found by email or by name, with its workspaces and rights.
+    const list = await op.get(`${OP}/accounts?q=Mira`);
+    assert.equal(list.statusCode, 200);
+    const row = new RegExp(
+      `${memberEmail.replace(/\./g, '\\.')}</span><br /><span class="hint">Mira Member</span></td>\\s*<td>1</td>\\s*<td>Member</td>\\s*<td>active</td>`,
+    );
+    assert.match(list.body, row);
+    const table = /<table>[\s\S]*<\/table>/.exec(list.body)![0];
+    assert.ok(!table.includes(opEmail), 'the search left the others out');
+    const accountId = Number(new RegExp(`${OP}/accounts/(\\d+)/disable`).exec(list.body)![1]);
+
+    // Disabled: its session ends at once, and signing in says why (to whoever knows the password).
+    const disabled = await op.post(`${OP}/accounts/${accountId}/disable`, { _csrf: csrfOf(list.body) });
+    assert.equal(disabled.statusCode, 303);
+    assert.match((await op.get(disabled.headers.location as string)).body, /The account is disabled/);
+    assert.equal((await member.get('/console/home')).statusCode, 303);
+    const refused = await new ConsoleBrowser(() => t.app).signIn(memberEmail, PASSWORD);
+    assert.equal(refused.statusCode, 403);
+    assert.match(refused.body, /This account is disabled/);
+    const wrong = await new ConsoleBrowser(() => t.app).signIn(memberEmail, 'not the password at all');
+    assert.equal(wrong.statusCode, 401, 'a wrong password learns nothing of the account');
+    assert.match((await op.get(`${OP}/accounts?q=Mira`)).body, /<td>disabled <time/);
+
+    // Enabled again: it signs in.
+    await op.post(`${OP}/accounts/${accountId}/enable`, { _csrf: csrfOf(list.body) });
+    const again = new ConsoleBrowser(() => t.app);
+    assert.equal((await again.signIn(memberEmail, PASSWORD)).statusCode, 303);
+
+    // Operator rights: given, the pages open; taken back, they are 404 again on the next request.
+    assert.equal((await again.get(OP)).statusCode, 404);
+    await op.post(`${OP}/accounts/${accountId}/grant-operator`, { _csrf: csrfOf(list.body) });
+    assert.equal((await again.get(OP)).statusCode, 200);
+    await op.post(`${OP}/accounts/${accountId}/revoke-operator`, { _csrf: csrfOf(list.body) });
+    assert.equal((await again.get(OP)).statusCode, 404);
+
+    // Nobody disables their own account or takes back their own rights (409); an unknown change or
+    // account is a 404; a member cannot reach any of it.
+    const self = await op.get(`${OP}/accounts?q=${encodeURIComponent(opEmail)}`);
+    assert.match(self.body, /your own account/);
+    const ownId = (
+      await db()
+        .selectFrom('console_accounts')
+        .select('id')
+        .where('email', '=', opEmail)
+        .executeTakeFirstOrThrow()
+    ).id;
+    assert.equal(
+      (await op.post(`${OP}/accounts/${ownId}/disable`, { _csrf: csrfOf(list.body) })).statusCode,
+      409,
+    );
+    assert.equal(
+      (await op.post(`${OP}/accounts/${ownId}/revoke-operator`, { _csrf: csrfOf(list.body) })).statusCode,
+      409,
+    );
+    assert.equal(
+      (await op.post(`${OP}/accounts/${accountId}/delete`, { _csrf: csrfOf(list.body) })).statusCode,
+      404,
+    );
+    assert.equal(
+      (await op.post(`${OP}/accounts/999999999/disable`, { _csrf: csrfOf(list.body) })).statusCode,
+      404,
+    );
+    const home = await again.get('/console/home');
+    assert.equal(
+      (await again.post(`${OP}/accounts/${ownId}/disable`, { _csrf: csrfOf(home.body) })).statusCode,
+      404,
+    );
+    assert.equal((await again.get(`${OP}/accounts`)).statusCode, 404);
+
+    const rows = async (action: string) =>
+      (await auditOf(action)).filter((r) => r.detail === memberEmail).length;
+    assert.deepEqual(
+      [
+        await rows('account.disabled'),
+        await rows('account.enabled'),
+        await rows('operator.granted'),
+        await rows('operator.revoked'),
+      ],
+      [1, 1, 1, 1],
+    );
   });
 
   test('bad input on the operator forms gets a 400 page', async () => {

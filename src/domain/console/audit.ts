@@ -21,6 +21,11 @@ export const AUDIT_ACTIONS = [
   // A person's own account page, and the way back in (account.ts, password-resets.ts).
   'account.renamed',
   'password.changed',
+  // The operator's accounts page (routes/console/operator-accounts.ts).
+  'account.disabled',
+  'account.enabled',
+  'operator.granted',
+  'operator.revoked',
   'password.reset_link_issued',
   'password.reset_requested',
   'password.reset',
@@ -60,6 +65,10 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'invitation.revoked': 'Withdrew an invitation',
   'invitation.resent': 'Sent an invitation again',
   'account.renamed': 'Changed their display name',
+  'account.disabled': 'Disabled an account',
+  'account.enabled': 'Enabled an account',
+  'operator.granted': 'Gave an account operator rights',
+  'operator.revoked': "Took back an account's operator rights",
   'password.changed': 'Changed their password',
   'password.reset_link_issued': 'Issued a password reset link',
   'password.reset_requested': 'Asked for a password reset link by mail',

@@ -71,6 +71,11 @@ export async function findSession(
     .where('id', '=', row.account_id)
     .executeTakeFirst();
   if (account === undefined) return null;
+  // Disabling ends the account's sessions; this holds even for one opened in the same instant.
+  if (account.disabled_at !== null) {
+    await endSession(db, token);
+    return null;
+  }
   if (now - lastSeen >= TOUCH_EVERY_MS)
     await db
       .updateTable('console_sessions')

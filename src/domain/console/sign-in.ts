@@ -99,6 +99,9 @@ export async function signIn(
     throw problem('unauthenticated', 'The email or password is not right.');
   }
   await db.deleteFrom('console_sign_in_failures').where('key', '=', limitKey(email, input.ip)).execute();
+  // Said only to whoever knows the password: nothing tells others that the account exists.
+  if (account.disabled_at !== null)
+    throw problem('forbidden', "This account is disabled. Ask the service's operator to enable it.");
   const token = await openSession(db, account.id, lifetime, now);
   await audit(db, { accountId: account.id, name: account.email }, 'session.signed_in');
   return { token, accountId: account.id };

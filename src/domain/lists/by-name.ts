@@ -18,7 +18,7 @@ export interface NamePageQuery {
 
 /** Whether `column` holds `text` in any letter case (ASCII letters on SQLite, whose lower() knows
  * no other); `%`, `_` and `\` are themselves, not patterns. */
-function nameHolds(column: string, text: string): RawBuilder<boolean> {
+export function nameHolds(column: string, text: string): RawBuilder<boolean> {
   const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   return sql<boolean>`lower(${sql.ref(column)}) like lower(${pattern}) escape '\\'`;
 }

@@ -13,6 +13,8 @@ export interface ConsoleAccountsTable {
   /** 1 for the service's operator, else 0. */
   is_operator: Generated<number>;
   created_at: string;
+  /** When the operator disabled the account (it cannot sign in), null while it is enabled. */
+  disabled_at: string | null;
 }
 
 export interface ConsoleMembershipsTable {

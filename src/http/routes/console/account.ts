@@ -67,7 +67,7 @@ export function accountRoutes(scope: FastifyInstance, deps: ApiDeps, db: Console
         deps.config.consoleSessions,
       ));
     } catch (err) {
-      if (!(err instanceof ProblemError) || (err.status !== 401 && err.status !== 429)) throw err;
+      if (!(err instanceof ProblemError) || ![401, 403, 429].includes(err.status)) throw err;
       for (const [name, value] of Object.entries(err.headers)) void reply.header(name, value);
       return sendPage(
         reply,

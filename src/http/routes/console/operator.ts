@@ -8,6 +8,7 @@ import { packageVersion } from '../../../lib/version.js';
 import type { Engine } from '../../../storage/db/database.js';
 import { pageContext, sendPage } from './context.js';
 import { requireOperator } from './operator-common.js';
+import { operatorAccountRoutes } from './operator-accounts.js';
 import { operatorAppRoutes } from './operator-apps.js';
 import { operatorProxyIdRoutes } from './operator-proxy-ids.js';
 import { operatorWorkspaceRoutes } from './operator-workspaces.js';
@@ -62,4 +63,5 @@ export function operatorRoutes(scope: FastifyInstance, deps: ApiDeps, db: Consol
   operatorAppRoutes(scope, deps);
   operatorWorkspaceRoutes(scope, deps, db);
   operatorProxyIdRoutes(scope, deps);
+  operatorAccountRoutes(scope, deps, db);
 }

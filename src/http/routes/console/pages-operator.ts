@@ -11,6 +11,7 @@ import type { Installation } from '../../../domain/identity/installations.js';
 import { WEBHOOK_EVENTS, type Webhook, type WebhookWithSecret } from '../../../domain/webhooks/webhooks.js';
 import { WORKSPACE_TYPES } from '../../../domain/identity/workspaces.js';
 import type { ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
+import type { AccountChange, AccountListing } from '../../../domain/console/accounts.js';
 
 export const OPERATOR_BASE = '/console/operator';
 const APPS: Crumb = { label: 'Apps', href: `${OPERATOR_BASE}/apps` };
@@ -80,6 +81,10 @@ export function operatorHomePage(
         <li><a href="${OPERATOR_BASE}/apps">Apps</a>: create apps, add and revoke their keys</li>
         <li><a href="${OPERATOR_BASE}/workspaces">Workspaces</a>: create workspaces, invite their owners</li>
         <li><a href="${OPERATOR_BASE}/proxy-ids">Proxy IDs</a>: onboard request-proxy clients</li>
+        <li>
+          <a href="${OPERATOR_BASE}/accounts">Accounts</a>: who can sign in; disable an account, give or take
+          back operator rights
+        </li>
       </ul>
       <h2>Health at a glance</h2>
       <dl>
@@ -629,5 +634,80 @@ export function revokeProxyIdPage(ctx: PageContext, info: ProxyIdInfo, refreshSe
       </form>
       <p><a href="${PROXY_IDS.href}">Cancel, back to the proxy IDs</a></p>`,
     [OPERATOR, PROXY_IDS],
+  );
+}
+
+/** The changes of an account the accounts page offers: their path, button and notice. */
+export const ACCOUNT_CHANGES: Record<AccountChange, { path: string; button: string; done: string }> = {
+  disable: { path: 'disable', button: 'Disable', done: 'The account is disabled; its sessions ended.' },
+  enable: { path: 'enable', button: 'Enable', done: 'The account is enabled: it can sign in again.' },
+  grantOperator: {
+    path: 'grant-operator',
+    button: 'Make operator',
+    done: 'The account has operator rights.',
+  },
+  revokeOperator: {
+    path: 'revoke-operator',
+    button: 'Take back operator rights',
+    done: 'The account no longer has operator rights.',
+  },
+};
+
+/** The change whose path is `path`, if any. */
+export function accountChangeAt(path: string | undefined): AccountChange | undefined {
+  return (Object.keys(ACCOUNT_CHANGES) as AccountChange[]).find((c) => ACCOUNT_CHANGES[c].path === path);
+}
+
+/** The operator's list of accounts, with the changes each one allows. */
+export function accountsPage(
+  ctx: PageContext,
+  accounts: AccountListing[],
+  list: NameListPage,
+  opts: { self: number; notice: string | null },
+): string {
+  const form = (a: AccountListing, change: AccountChange) => {
+    const c = ACCOUNT_CHANGES[change];
+    const danger = change === 'disable' || change === 'revokeOperator';
+    return html`<form method="post" action="${OPERATOR_BASE}/accounts/${a.id}/${c.path}" class="inline">
+      ${csrfField(ctx)}
+      <button type="submit" class="${danger ? 'danger' : 'secondary'}">
+        ${c.button}<span class="visually-hidden"> ${a.email}</span>
+      </button>
+    </form>`;
+  };
+  const actions = (a: AccountListing) =>
+    a.id === opts.self
+      ? html`<span class="hint">your own account</span>`
+      : html`${form(a, a.disabledAt === null ? 'disable' : 'enable')}
+        ${form(a, a.isOperator ? 'revokeOperator' : 'grantOperator')}`;
+  const status = (a: AccountListing) =>
+    a.disabledAt !== null
+      ? html`disabled ${when(a.disabledAt)}`
+      : a.hasPassword
+        ? 'active'
+        : html`<span class="hint">invited, no password yet</span>`;
+  return layout(
+    ctx,
+    'Accounts',
+    html`<h1>Accounts</h1>
+      ${notice(opts.notice)}
+      <p>
+        Everyone who can sign in to the console. A disabled account keeps its workspaces and its history but
+        cannot sign in; its sessions end at once. Operator rights open these pages. You cannot disable your
+        own account or take back your own rights: another operator can, so the service always keeps one.
+      </p>
+      ${nameSearch(list, 'accounts')}
+      ${dataTable(
+        ['Account', 'Workspaces', 'Rights', 'Status', 'Change'],
+        accounts.map((a) => [
+          html`<span class="wrap">${a.email}</span><br /><span class="hint">${a.displayName}</span>`,
+          a.workspaces,
+          a.isOperator ? 'Operator' : 'Member',
+          status(a),
+          actions(a),
+        ]),
+      )}
+      ${namePager(list, 'accounts')}`,
+    [OPERATOR],
   );
 }
