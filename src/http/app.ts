@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { decorateAuth, requireAccessToken, requireAppJwt } from './auth.js';
 import { decorateReadCache, ReadCache, serveFromReadCache } from './read-cache.js';
+import { DownloadSlots } from './download-slots.js';
 import { acceptEmptyJsonBodies, refuseNonJsonBodies } from './body.js';
 import { refuseNulInUrls } from './nul-characters.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -74,6 +75,7 @@ export async function buildApp(
     epochReads: sharedEpochReads(services.database.db),
     minting: tokenMinting(services.database.db, new CredentialCache()),
     readCache: new ReadCache(),
+    downloads: new DownloadSlots(config.exportDownloadsMax),
     ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),
     ...(options.draining !== undefined ? { draining: options.draining } : {}),
     ...(options.metricsOnAdminPort !== undefined ? { metricsOnAdminPort: options.metricsOnAdminPort } : {}),

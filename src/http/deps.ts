@@ -6,6 +6,7 @@ import type { Tables } from '../storage/db/tables.js';
 import type { AccessTokenCache, TokenMinting } from '../domain/identity/access-tokens.js';
 import type { AppJwtCache } from '../domain/identity/app-jwt.js';
 import type { ReadCache } from './read-cache.js';
+import type { DownloadSlots } from './download-slots.js';
 import type { SharedEpochReads } from '../domain/identity/epoch-reads.js';
 
 /** What this process's credentials resolved to, reused while the identity epoch holds. */
@@ -25,6 +26,8 @@ export interface ApiDeps extends Services {
   minting: TokenMinting;
   /** GET answers reused while the epochs hold (read-cache.ts). */
   readCache: ReadCache;
+  /** The exports streaming now, the API's and the console's (download-slots.ts). */
+  downloads: DownloadSlots;
   /** More Prometheus text for /metrics (the proxy's cluster workers). */
   extraMetrics?: () => Promise<string>;
   /** Whether the process is shutting down (/readyz then answers 503). */

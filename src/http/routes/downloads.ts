@@ -13,14 +13,13 @@ import type { ApiDeps, TypedApp } from '../deps.js';
 import { problems } from '../schemas/common.js';
 import { SIGNED_URL_SECURITY } from '../schemas/components.js';
 import { SignedQuery } from '../schemas/jobs.js';
+import { takeDownloadSlot } from '../download-slots.js';
 import { DownloadParams } from '../schemas/records.js';
 
 const DATASET_ID = /^[0-9A-Za-z-]{1,64}$/;
-const RETRY_AFTER_SECONDS = 5;
 
 /** Registers the download route at the root (the signature is the credential). */
 export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
-  let streaming = 0;
   app.get(
     '/downloads/:datasetId/:file',
     {
@@ -61,16 +60,7 @@ export function downloadRoutes(app: TypedApp, deps: ApiDeps): void {
       if (!DATASET_ID.test(datasetId)) throw problem('notFound', 'No export has this name.');
       const [linkId = '', ext = ''] = file.split('.');
       const format = ext === 'csv' ? 'csv' : 'ndjson';
-      if (streaming >= deps.config.exportDownloadsMax)
-        throw problem('unavailable', 'This server is streaming as many downloads as it may; retry shortly.', {
-          headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-        });
-      streaming++;
-      let released = false;
-      const release = () => {
-        if (!released) streaming--;
-        released = true;
-      };
+      const release = takeDownloadSlot(deps.downloads);
       reply.raw.once('close', release);
       const body = await openExport(deps.db, deps.records, datasetId, Number(linkId), format).catch(
         (err: unknown) => {
