@@ -174,6 +174,31 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.ok(!page.body.includes(LONG), 'the long value is cut');
     assert.match(page.body, new RegExp(`y{120}…\\s*<span class="hint">\\(300 characters`));
     assert.match(page.body, /All 3 records, in key order/);
+    // Every record, downloaded from the page: the export's CSV, to members only.
+    const recordsHref = `${base}/datasets/${c.datasetId}/records.csv`;
+    assert.ok(page.body.includes(`href="${recordsHref}" download`), 'the download is offered');
+    const all = await b.get(recordsHref);
+    assert.equal(all.statusCode, 200);
+    assert.match(all.headers['content-type'] as string, /^text\/csv/);
+    assert.match(
+      all.headers['content-disposition'] as string,
+      new RegExp(`attachment; filename="${c.datasetId}.csv"`),
+    );
+    assert.equal(all.body, `id,name,note\r\n1,Ada,short\r\n2,Bo,${LONG}\r\n3,Cy,\r\n`);
+    assert.equal(
+      (await new ConsoleBrowser(() => t.app).get(recordsHref)).statusCode,
+      303,
+      'not without a session',
+    );
+    const other = await campaign();
+    const { b: outsider } = await member(other.workspaceId, 'owner');
+    assert.equal((await outsider.get(recordsHref)).statusCode, 404, "not another workspace's member");
+    // … nor through their own workspace's address.
+    assert.equal(
+      (await outsider.get(`/console/workspaces/${other.workspaceId}/datasets/${c.datasetId}/records.csv`))
+        .statusCode,
+      404,
+    );
     // The owner is offered the change and the delete.
     assert.match(page.body, new RegExp(`action="${base}/datasets/${c.datasetId}/apps"`));
     assert.match(page.body, new RegExp(`href="${base}/datasets/${c.datasetId}/delete"`));

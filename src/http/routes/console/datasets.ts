@@ -10,6 +10,7 @@ import { audit, type Actor } from '../../../domain/console/audit.js';
 import { requireChange, workspaceAccess, type WorkspaceAccess } from '../../../domain/console/access.js';
 import {
   deleteDataset,
+  findVisibleDataset,
   getDataset,
   listDatasetsByName,
   workspaceReader,
@@ -17,6 +18,9 @@ import {
 import { connectedApps, setDatasetTags } from '../../../domain/datasets/tags.js';
 import { listDatasetJobs } from '../../../domain/jobs/jobs.js';
 import { recordsPage } from '../../../domain/records/pages.js';
+import { createExportLink, mediaTypeOf, openExport } from '../../../domain/records/export.js';
+import { nowSeconds } from '../../../lib/time.js';
+import { takeDownloadSlot } from '../../download-slots.js';
 import { pageContext, requireSession, sendPage } from './context.js';
 import { checkedValues, field } from './form.js';
 import { namePageQuery } from './name-lists.js';
@@ -163,6 +167,28 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
       });
     });
     return reply.redirect(`/console/workspaces/${access.workspaceId}/datasets/${datasetId}?done=saved`, 303);
+  });
+
+  // Every record as CSV, as records:retrieve's link gives it (the same pinned table and renderer),
+  // to a signed-in member: no signed link on the page (see the rejected rows in jobs.ts).
+  scope.get(`${prefix}/:datasetId/records.csv`, async (request, reply) => {
+    const { access } = await accessOf(db, request);
+    const datasetId = idParam(request.params, 'datasetId', 'dataset');
+    const ds = await findVisibleDataset(deps.db, workspaceReader(access.workspaceId), datasetId);
+    const release = takeDownloadSlot(deps.downloads);
+    reply.raw.once('close', release);
+    try {
+      const link = await createExportLink(deps.db, ds, 'csv', nowSeconds());
+      const body = await openExport(deps.db, deps.records, ds.id, link.id, 'csv');
+      if (body === null) throw problem('notFound', 'The dataset is gone.');
+      return reply
+        .type(mediaTypeOf('csv'))
+        .header('content-disposition', `attachment; filename="${ds.id}.csv"`)
+        .send(body);
+    } catch (err) {
+      release();
+      throw err;
+    }
   });
 
   scope.get(`${prefix}/:datasetId/delete`, async (request, reply) => {

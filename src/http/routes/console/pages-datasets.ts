@@ -268,6 +268,16 @@ export function datasetPage(
         next: 'Older loads',
       })}
       <h2 id="records">Records</h2>
+      ${
+        d.recordCount > 0
+          ? html`<p>
+              <a href="${href}/records.csv" download>Download every record (CSV)</a>:
+              <span class="hint"
+                >the dataset as it is now, with a header line, as records:retrieve gives it.</span
+              >
+            </p>`
+          : ''
+      }
       ${recordsTable(opts.records.page, d.recordCount, opts.records.later)}
       ${pager(href, 'records', opts.records.later, opts.records.page.nextPageToken, {
         first: 'First records',
@@ -458,7 +468,7 @@ function recordsTable(page: RecordsPage, total: number, later: boolean): SafeHtm
     : page.rows.length < total
       ? `The first ${page.rows.length} of ${total.toLocaleString('en-US')} records, in key order.`
       : `All ${page.rows.length} records, in key order.`;
-  return html`<p class="hint">${shown} Exports through the API give every record at once.</p>
+  return html`<p class="hint">${shown}</p>
     ${dataTable(
       page.properties.map((p) => p.name),
       page.rows.map((values) => values.map((v) => html`<span class="cell">${cellValue(v)}</span>`)),
