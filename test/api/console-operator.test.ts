@@ -207,6 +207,18 @@ await forEachDatabase('console: operator pages', (target) => {
       new RegExp(`<a href="/console/workspaces/${elsewhere.id}">Lakeside Campaign</a>`),
     );
     assert.match(page.body, /id="webhook-none"/);
+    // Renamed from its page.
+    const renamed = await op.post(`${OP}/apps/${appId}/name`, {
+      _csrf: csrfOf(page.body),
+      name: 'Hooked App 2',
+    });
+    assert.equal(renamed.statusCode, 303);
+    assert.match((await op.get(`${OP}/apps/${appId}`)).body, /<h1>Hooked App 2<\/h1>/);
+    assert.ok((await auditOf('app.renamed')).some((r) => r.detail === `${appId}: Hooked App → Hooked App 2`));
+    assert.equal(
+      (await op.post(`${OP}/apps/${appId}/name`, { _csrf: csrfOf(page.body), name: '' })).statusCode,
+      400,
+    );
 
     const url = 'https://93.184.216.34/dx-hook';
     const set = await op.submit(`${OP}/apps/${appId}`, `${OP}/apps/${appId}/webhook`, {

@@ -262,6 +262,58 @@ await forEachDatabase('web console: workspace settings', (target) => {
     assert.equal(again.statusCode, 200, again.body);
   });
 
+  test('an owner renames the workspace; the API says the new name at once; others are refused', async () => {
+    const { wsId, workspaceKey } = await workspace('Old Name Campaign');
+    const owner = await member(wsId, 'owner');
+    const admin = await member(wsId, 'admin');
+    const viewer = await member(wsId, 'viewer');
+    const partner = await onboardApp(t, `Renamed-workspace app ${++counter}`, 'ES256');
+    const installation = await connectInstallation(t.database.db, partner.app.id, wsId);
+    const token = await accessToken(t, partner, installation.id, workspaceKey);
+    const workspaceName = async () =>
+      (await me(token)).json<{ workspace: { displayName: string } }>().workspace.displayName;
+    assert.equal(await workspaceName(), 'Old Name Campaign');
+
+    const page = await owner.b.get(`/console/workspaces/${wsId}`);
+    assert.match(page.body, /<label for="workspace-name">Workspace name<\/label>/);
+    const renamed = await owner.b.post(`/console/workspaces/${wsId}/name`, {
+      _csrf: csrfOf(page.body),
+      name: '  Riverside Campaign 2026 ',
+    });
+    assert.equal(renamed.statusCode, 303);
+    assert.match(
+      (await owner.b.get(`/console/workspaces/${wsId}`)).body,
+      /<h1>Riverside Campaign 2026<\/h1>/,
+    );
+    assert.equal(
+      await workspaceName(),
+      'Riverside Campaign 2026',
+      'the credential cache let go of the old name',
+    );
+    const rows = (await auditActions(wsId)).filter((r) => r.action === 'workspace.renamed');
+    assert.deepEqual(
+      rows.map((r) => r.detail),
+      ['Old Name Campaign → Riverside Campaign 2026'],
+    );
+
+    // A blank name is a 400 page; an admin and a viewer are offered no form and refused (403).
+    assert.equal(
+      (await owner.b.post(`/console/workspaces/${wsId}/name`, { _csrf: csrfOf(page.body), name: ' ' }))
+        .statusCode,
+      400,
+    );
+    for (const other of [admin, viewer]) {
+      const theirs = await other.b.get(`/console/workspaces/${wsId}`);
+      assert.doesNotMatch(theirs.body, /workspace-name/);
+      const refused = await other.b.post(`/console/workspaces/${wsId}/name`, {
+        _csrf: csrfOf(theirs.body),
+        name: 'Taken Over',
+      });
+      assert.equal(refused.statusCode, 403);
+    }
+    assert.equal(await workspaceName(), 'Riverside Campaign 2026');
+  });
+
   test('connect an app by its ID; the app then lists the installation; disconnect after a confirmation', async () => {
     const partner = await onboardApp(t, `Connector ${++counter}`);
     const { wsId, workspaceKey } = await workspace();

@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = [
   'password.reset',
   // The operator's pages (routes/console/operator-*.ts).
   'app.created',
+  'app.renamed',
   'app_key.added',
   'app_key.revoked',
   'app_webhook.set',
@@ -45,6 +46,7 @@ export const AUDIT_ACTIONS = [
   'dataset.creator_untagged',
   // A workspace's own settings (routes/console/workspace-key.ts, installations.ts, members.ts).
   'workspace_key.rotated',
+  'workspace.renamed',
   'app.connected',
   'app.disconnected',
   'member.role_changed',
@@ -74,6 +76,7 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'password.reset_requested': 'Asked for a password reset link by mail',
   'password.reset': 'Set a new password with a reset link',
   'app.created': 'Created an app',
+  'app.renamed': 'Renamed an app',
   'app_key.added': "Added an app's key",
   'app_key.revoked': "Revoked an app's key",
   'app_webhook.set': "Set an app's webhook",
@@ -85,6 +88,7 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'dataset.deleted': 'Deleted a dataset',
   'dataset.creator_untagged': "Removed the creating app's access to a dataset",
   'workspace_key.rotated': 'Rotated the Workspace Key',
+  'workspace.renamed': 'Renamed the workspace',
   'app.connected': 'Connected an app',
   'app.disconnected': 'Disconnected an app',
   'member.role_changed': "Changed a member's role",

@@ -13,6 +13,8 @@ export interface RolePowers {
   rotatesKey: boolean;
   /** May change members' roles and remove members. */
   managesMembers: boolean;
+  /** May rename the workspace (its name is what apps and people know it by). */
+  renamesWorkspace: boolean;
   /** Shown to people. */
   label: string;
 }
@@ -24,6 +26,7 @@ export const ROLE_POWERS: Record<ConsoleRole, RolePowers> = {
     mayInvite: ['owner', 'admin', 'viewer'],
     rotatesKey: true,
     managesMembers: true,
+    renamesWorkspace: true,
     label: 'Owner',
   },
   admin: {
@@ -31,9 +34,17 @@ export const ROLE_POWERS: Record<ConsoleRole, RolePowers> = {
     mayInvite: ['admin', 'viewer'],
     rotatesKey: false,
     managesMembers: false,
+    renamesWorkspace: false,
     label: 'Admin',
   },
-  viewer: { canChange: false, mayInvite: [], rotatesKey: false, managesMembers: false, label: 'Viewer' },
+  viewer: {
+    canChange: false,
+    mayInvite: [],
+    rotatesKey: false,
+    managesMembers: false,
+    renamesWorkspace: false,
+    label: 'Viewer',
+  },
 };
 
 /** Narrows a stored or submitted role; null when it is none of the set. */

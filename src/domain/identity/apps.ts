@@ -154,6 +154,14 @@ export async function getApp(db: Db, appId: string): Promise<AppRow> {
   return row;
 }
 
+/** Renames an app; returns its name before. */
+export async function renameApp(db: Db, appId: string, name: string): Promise<string> {
+  const newName = checkedName(name, 'an app name');
+  const before = await getApp(db, appId);
+  await db.updateTable('apps').set({ name: newName }).where('id', '=', appId).execute();
+  return before.name;
+}
+
 /** Whether any app exists (`dx serve` suggests onboarding a first one when none does). */
 export async function hasApps(db: Db): Promise<boolean> {
   return (await db.selectFrom('apps').select('id').limit(1).executeTakeFirst()) !== undefined;

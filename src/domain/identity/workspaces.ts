@@ -97,6 +97,19 @@ export async function getWorkspace(db: Db, workspaceId: number): Promise<Workspa
   return row;
 }
 
+/** Renames a workspace; returns its name before. Installations keep the name they were made with
+ * (DXAPI's installation name); the API shows the workspace's new name at once (the identity epoch). */
+export async function renameWorkspace(db: Db, workspaceId: number, name: string): Promise<string> {
+  const displayName = checkedName(name, 'a workspace name');
+  const before = await getWorkspace(db, workspaceId);
+  await db
+    .updateTable('workspaces')
+    .set({ display_name: displayName })
+    .where('id', '=', workspaceId)
+    .execute();
+  return before.display_name;
+}
+
 /** Lists every workspace, oldest first (operator CLI). */
 export async function listWorkspaces(db: Db): Promise<WorkspaceRow[]> {
   return db.selectFrom('workspaces').selectAll().orderBy('id').execute();

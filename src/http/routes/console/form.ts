@@ -12,7 +12,8 @@ export function field(body: unknown, name: string): string {
 /** The values of a form's checkboxes named `name`: none, one (a string) or several (an array); null
  * when they are not text of at most `maxLength` characters each. */
 export function checkedValues(body: unknown, name: string, maxLength = 200): string[] | null {
-  const value = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+  const value =
+    body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
   const list: unknown[] = Array.isArray(value) ? value : value === undefined ? [] : [value];
   return list.every((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= maxLength)
     ? list

@@ -14,6 +14,7 @@ import {
   KEY_ALGORITHMS,
   listAppKeys,
   listAppsByName,
+  renameApp,
   revokeAppKey,
 } from '../../../domain/identity/apps.js';
 import { listInstallations } from '../../../domain/identity/installations.js';
@@ -127,6 +128,20 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
         ? 'The webhook is removed.'
         : null;
     return sendPage(reply, 200, appPage(pageContext(deps, request), shown, { notice }));
+  });
+
+  scope.post('/operator/apps/:appId/name', async (request, reply) => {
+    const session = requireOperator(request);
+    const app = await getApp(deps.db, param(request.params, 'appId', APP_ID));
+    const name = field(request.body, 'name');
+    await deps.db.transaction().execute(async (trx) => {
+      const before = await renameApp(trx, app.id, name);
+      await audit(consoleDb(trx), actorOf(session), 'app.renamed', {
+        workspaceId: app.owner_workspace_id,
+        detail: `${app.id}: ${before} → ${name.trim()}`,
+      });
+    });
+    return reply.redirect(`${OPERATOR_BASE}/apps/${app.id}`, 303);
   });
 
   scope.post('/operator/apps/:appId/webhook', async (request, reply) => {

@@ -241,6 +241,13 @@ export function appPage(
         ${csrfField(ctx)} ${algorithmSelect('alg')}
         <button type="submit">Generate a key</button>
       </form>
+      <h2>Rename the app</h2>
+      <form method="post" action="${OPERATOR_BASE}/apps/${app.id}/name">
+        ${csrfField(ctx)}
+        <label for="app-name">App name</label>
+        <input id="app-name" name="name" required maxlength="200" value="${app.name}" />
+        <button type="submit" class="secondary">Rename</button>
+      </form>
       <h2>Installed in</h2>
       ${installationsTable(app)}
       <h2>Webhook</h2>

@@ -308,10 +308,22 @@ export function workspacePage(
     name: string;
     roleLabel: string;
     mayInvite: readonly ConsoleRole[];
+    /** Whether the reader may rename the workspace (owners, the operator). */
+    renames: boolean;
     members: { email: string; displayName: string; role: ConsoleRole }[];
     audit: ConsoleAuditRow[] | null;
   },
 ): string {
+  const rename = opts.renames
+    ? html`<h2>Rename the workspace</h2>
+        <form method="post" action="/console/workspaces/${opts.workspaceId}/name">
+          ${csrfField(ctx)}
+          <label for="workspace-name">Workspace name</label>
+          <input id="workspace-name" name="name" required maxlength="200" value="${opts.name}" />
+          <p class="hint">Apps connected before keep the name their installation was made with.</p>
+          <button type="submit" class="secondary">Rename</button>
+        </form>`
+    : '';
   const invite =
     opts.mayInvite.length > 0
       ? html`<h2>Invite a member</h2>
@@ -356,7 +368,7 @@ export function workspacePage(
         ['Name', 'Email', 'Role'],
         opts.members.map((m) => [m.displayName, m.email, ROLE_POWERS[m.role].label]),
       )}
-      ${invite}${audit}`,
+      ${invite}${rename}${audit}`,
     [WORKSPACES],
   );
 }

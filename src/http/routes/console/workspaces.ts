@@ -3,8 +3,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problem } from '../../../errors.js';
 import type { ApiDeps } from '../../deps.js';
-import type { ConsoleDb } from '../../../domain/console/db.js';
-import { auditRows } from '../../../domain/console/audit.js';
+import { asServiceDb, type ConsoleDb } from '../../../domain/console/db.js';
+import { renameWorkspace } from '../../../domain/identity/workspaces.js';
+import { audit, auditRows } from '../../../domain/console/audit.js';
 import { requireChange, workspaceAccess, workspaceMembers } from '../../../domain/console/access.js';
 import { invitationLink, inviteMember, membershipsOf } from '../../../domain/console/people.js';
 import { asConsoleRole } from '../../../domain/console/roles.js';
@@ -54,10 +55,27 @@ export function workspaceRoutes(scope: FastifyInstance, deps: ApiDeps, db: Conso
         name: access.workspaceName,
         roleLabel: access.label,
         mayInvite: access.powers.mayInvite,
+        renames: access.powers.renamesWorkspace,
         members,
         audit,
       }),
     );
+  });
+
+  scope.post('/workspaces/:workspaceId/name', async (request, reply) => {
+    const { account } = requireSession(request);
+    const access = await workspaceAccess(db, account, workspaceIdOf(request.params));
+    if (!access.powers.renamesWorkspace)
+      throw problem('forbidden', 'Only an owner of the workspace renames it.');
+    const name = field(request.body, 'name');
+    await db.transaction().execute(async (trx) => {
+      const before = await renameWorkspace(asServiceDb(trx), access.workspaceId, name);
+      await audit(trx, { accountId: account.id, name: account.email }, 'workspace.renamed', {
+        workspaceId: access.workspaceId,
+        detail: `${before} → ${name.trim()}`,
+      });
+    });
+    return reply.redirect(`/console/workspaces/${access.workspaceId}`, 303);
   });
 
   scope.post('/workspaces/:workspaceId/invitations', async (request, reply) => {
