@@ -81,6 +81,7 @@ const SHOTS: Shot[] = [
   { name: 'operator-apps', who: 'operator', open: (p) => p.goto('/console/operator/apps') },
   { name: 'operator-workspaces', who: 'operator', open: (p) => p.goto('/console/operator/workspaces') },
   { name: 'operator-proxy-ids', who: 'operator', open: (p) => p.goto('/console/operator/proxy-ids') },
+  { name: 'operator-accounts', who: 'operator', open: (p) => p.goto('/console/operator/accounts') },
   {
     name: 'invitation-created',
     who: 'owner',
