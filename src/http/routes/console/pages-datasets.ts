@@ -6,6 +6,7 @@ import { namePager, nameSearch, type NameListPage } from './name-lists.js';
 import { when } from './times.js';
 import {
   confirmNameField,
+  checkboxes,
   csrfField,
   dataTable,
   errorBox,
@@ -328,24 +329,15 @@ function appsSection(
       choices.length > 0
         ? html`<form method="post" action="${href}/apps">
             ${csrfField(ctx)}
-            <fieldset>
-              <legend>Share this dataset with</legend>
-              ${choices.map(
-                (c, i) =>
-                  html`<div class="check">
-                    <input
-                      type="checkbox"
-                      id="app-${i}"
-                      name="app"
-                      value="${c.id}"
-                      ${shared.has(c.id) ? html`checked` : ''}
-                    />
-                    <label for="app-${i}"
-                      >${c.name}${c.isConnected ? '' : html` <span class="hint">(not connected)</span>`}</label
-                    >
-                  </div>`,
-              )}
-            </fieldset>
+            ${checkboxes(
+              'Share this dataset with',
+              'app',
+              choices.map((c) => ({
+                value: c.id,
+                label: html`${c.name}${c.isConnected ? '' : html` <span class="hint">(not connected)</span>`}`,
+                checked: shared.has(c.id),
+              })),
+            )}
             <p class="hint">
               An app you untick can no longer read, load or delete this dataset: the API answers it as if the
               dataset did not exist.

@@ -4,7 +4,16 @@
 import { html, type SafeHtml } from './html.js';
 import { namePager, nameSearch, type NameListPage } from './name-lists.js';
 import { when } from './times.js';
-import { csrfField, dataTable, errorBox, layout, OPERATOR, type Crumb, type PageContext } from './pages.js';
+import {
+  checkboxes,
+  csrfField,
+  dataTable,
+  errorBox,
+  layout,
+  OPERATOR,
+  type Crumb,
+  type PageContext,
+} from './pages.js';
 import { resetLinkForm } from './pages-account.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm } from '../../../domain/identity/apps.js';
 import type { Installation } from '../../../domain/identity/installations.js';
@@ -306,22 +315,11 @@ function webhookSection(ctx: PageContext, app: AppDetail, error: { url: string; 
         maxlength="2048"
         value="${error?.url ?? hook?.url ?? ''}"
       />
-      <fieldset>
-        <legend>Events</legend>
-        ${WEBHOOK_EVENTS.map(
-          (e, i) =>
-            html`<div class="check">
-              <input
-                type="checkbox"
-                id="event-${i}"
-                name="event"
-                value="${e}"
-                ${events.includes(e) ? html`checked` : ''}
-              />
-              <label for="event-${i}">${e}</label>
-            </div>`,
-        )}
-      </fieldset>
+      ${checkboxes(
+        'Events',
+        'event',
+        WEBHOOK_EVENTS.map((e) => ({ value: e, label: e, checked: events.includes(e) })),
+      )}
       <button type="submit">${hook === null ? 'Set the webhook' : 'Replace the webhook'}</button>
     </form>`;
 }

@@ -40,6 +40,31 @@ export const auditWhat = (action: string) =>
 export const freeText = (text: string | null) =>
   text === null ? '' : html`<span class="wrap">${text}</span>`;
 
+/** A fieldset of checkboxes named `name` (a form sends the ticked ones' values): the
+ * dataset's apps, a webhook's events. */
+export function checkboxes(
+  legend: string,
+  name: string,
+  items: readonly { value: string; label: SafeHtml | string; checked: boolean }[],
+): SafeHtml {
+  return html`<fieldset>
+    <legend>${legend}</legend>
+    ${items.map(
+      (item, i) =>
+        html`<div class="check">
+          <input
+            type="checkbox"
+            id="${name}-${i}"
+            name="${name}"
+            value="${item.value}"
+            ${item.checked ? html`checked` : ''}
+          />
+          <label for="${name}-${i}">${item.label}</label>
+        </div>`,
+    )}
+  </fieldset>`;
+}
+
 /**
  * The frame of every page: skip link, a header with the console's sections and sign-out for whoever
  * is signed in, the trail of the pages above this one (none for a section's first page), one main
