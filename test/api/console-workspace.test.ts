@@ -669,4 +669,52 @@ await forEachDatabase('web console: workspace settings', (target) => {
     assert.match((await owner.b.get(`/console/workspaces/${wsId}`)).body, new RegExp(`href="${url}"`));
     assert.equal((await owner.b.get('/console/audit')).statusCode, 403);
   });
+
+  test('the audit log is filtered by action and downloaded as CSV, formulas defused', async () => {
+    const { wsId } = await workspace();
+    const owner = await member(wsId);
+    const admin = await member(wsId, 'admin');
+    for (let i = 1; i <= 3; i++)
+      await audit(db(), CLI_ACTOR, 'member.removed', { workspaceId: wsId, detail: `gone ${i}` });
+    await audit(db(), CLI_ACTOR, 'workspace_key.rotated', { workspaceId: wsId, detail: '=HYPERLINK("x")' });
+    const url = `/console/workspaces/${wsId}/audit`;
+    const filtered = await owner.b.get(`${url}?action=member.removed`);
+    assert.equal(filtered.statusCode, 200);
+    assert.match(filtered.body, /<option value="member.removed" selected>/);
+    const shown = [...filtered.body.matchAll(/<code class="action">([^<]+)<\/code>/g)].map((m) => m[1]);
+    assert.deepEqual(shown, ['member.removed', 'member.removed', 'member.removed']);
+    assert.ok(filtered.body.includes(`href="${url}.csv?action=member.removed" download`));
+    assert.equal((await owner.b.get(`${url}?action=nothing.such`)).statusCode, 400);
+
+    const csv = await owner.b.get(`${url}.csv`);
+    assert.equal(csv.statusCode, 200);
+    assert.match(csv.headers['content-type'] as string, /^text\/csv/);
+    const lines = csv.body.split('\r\n');
+    assert.equal(lines[0], 'at_utc,actor,action,workspace_id,detail');
+    // Newest first; a detail a spreadsheet would run as a formula starts with a quote.
+    assert.match(
+      lines[1]!,
+      new RegExp(
+        `^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+,cli,workspace_key\\.rotated,${wsId},"'=HYPERLINK\\(""x""\\)"$`,
+      ),
+    );
+    assert.match(lines[2]!, new RegExp(`,cli,member\\.removed,${wsId},gone 3$`));
+    assert.equal(lines.at(-1), '', 'the file ends with a line break');
+    const onlyRemoved = (await owner.b.get(`${url}.csv?action=member.removed`)).body
+      .split('\r\n')
+      .slice(1, -1);
+    assert.deepEqual(
+      onlyRemoved.map((l) => l.split(',').at(-1)),
+      ['gone 3', 'gone 2', 'gone 1'],
+    );
+    // As the pages: not for admins, and another workspace's log is not the owner's.
+    assert.equal((await admin.b.get(`${url}.csv`)).statusCode, 403);
+    const other = await workspace();
+    assert.equal((await owner.b.get(`/console/workspaces/${other.wsId}/audit.csv`)).statusCode, 404);
+    assert.equal((await owner.b.get('/console/audit.csv')).statusCode, 403);
+    const op = await operator();
+    const whole = await op.b.get('/console/audit.csv?action=member.removed');
+    assert.equal(whole.statusCode, 200);
+    assert.ok(whole.body.includes(`,member.removed,${wsId},gone 1\r\n`));
+  });
 });

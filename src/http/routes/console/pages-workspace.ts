@@ -21,6 +21,7 @@ import type { WorkspaceMember } from '../../../domain/console/access.js';
 import type { OpenInvitation } from '../../../domain/console/invitations.js';
 import type { ConsoleRole } from '../../../domain/console/roles.js';
 import type { ConnectedApp } from '../../../domain/console/connected-apps.js';
+import { auditActionLabel, AUDIT_ACTIONS, type AuditAction } from '../../../domain/console/audit.js';
 import type { ConsoleAuditRow } from '../../../storage/db/console-tables.js';
 
 /** The workspace a settings page belongs to. */
@@ -346,11 +347,29 @@ export function auditLogPage(
     /** Null: the operator's log of the whole service (rows name their workspace). */
     workspace: WorkspaceRef | null;
     rows: ConsoleAuditRow[];
+    /** The action the rows are filtered by, null for every action. */
+    action: AuditAction | null;
     olderHref: string | null;
     newestHref: string | null;
+    /** The same rows, all of them, as CSV. */
+    csvHref: string;
   },
 ): string {
   const ws = opts.workspace;
+  const path = ws !== null ? `/console/workspaces/${ws.workspaceId}/audit` : '/console/audit';
+  const filter = html`<form method="get" action="${path}" role="search">
+    <label for="action">Show</label>
+    <select id="action" name="action">
+      <option value="">Every action</option>
+      ${AUDIT_ACTIONS.map(
+        (a) =>
+          html`<option value="${a}" ${opts.action === a ? html`selected` : ''}>
+            ${auditActionLabel(a)}
+          </option>`,
+      )}
+    </select>
+    <button type="submit" class="secondary">Show</button>
+  </form>`;
   const title = ws !== null ? `Audit log of ${ws.name}` : 'Audit log of the whole service';
   const headers = ['When', 'Who', 'What', ...(ws === null ? ['Workspace'] : []), 'Detail'];
   const rows = opts.rows.map((a) => [
@@ -375,7 +394,19 @@ export function auditLogPage(
     title,
     html`<h1>${title}</h1>
       <p>Who did what, when; newest first.</p>
-      ${opts.rows.length > 0 ? dataTable(headers, rows) : html`<p>Nothing has been recorded here yet.</p>`}
+      ${filter}
+      <p>
+        <a href="${opts.csvHref}" download
+          >Download ${opts.action !== null ? 'these rows' : 'the whole log'} (CSV)</a
+        >
+      </p>
+      ${
+        opts.rows.length > 0
+          ? dataTable(headers, rows)
+          : html`<p>
+              ${opts.action !== null ? 'No such action is recorded here.' : 'Nothing has been recorded here yet.'}
+            </p>`
+      }
       ${
         pager.length > 0
           ? html`<nav aria-label="Audit log pages">
