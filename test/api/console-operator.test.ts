@@ -550,7 +550,11 @@ await forEachDatabase('console: operator pages', (target) => {
         job('Queued'),
         job('Queued'),
         job('Queued', 3 * hour),
-        job('Running'),
+        // Two workers hold live leases (one of them two loads); a third stopped renewing its own.
+        { ...job('Running'), lease_owner: 'worker-1', lease_expires_at: Date.now() + hour },
+        { ...job('Running'), lease_owner: 'worker-1', lease_expires_at: Date.now() + hour },
+        { ...job('Running'), lease_owner: 'worker-2', lease_expires_at: Date.now() + hour },
+        { ...job('Running'), lease_owner: 'worker-3', lease_expires_at: Date.now() - hour },
         job('Failed', hour),
         job('Failed', 23 * hour),
         job('Failed', 25 * hour), // older than a day: not counted
@@ -560,7 +564,10 @@ await forEachDatabase('console: operator pages', (target) => {
       .execute();
     const page = await op.get(OP);
     assert.equal(textOf(page.body, 'jobs-queued'), '3');
-    assert.equal(textOf(page.body, 'jobs-running'), '1');
+    assert.equal(textOf(page.body, 'jobs-running'), '4');
+    assert.equal(textOf(page.body, 'workers-busy'), '2');
+    assert.match(textOf(page.body, 'jobs-lapsed'), /^1 \(their lease lapsed/);
+    assert.equal(textOf(empty.body, 'jobs-lapsed'), '0');
     assert.equal(textOf(page.body, 'jobs-failed'), '2');
     // The job queued 3 hours ago has waited longest.
     assert.match(
@@ -571,7 +578,7 @@ await forEachDatabase('console: operator pages', (target) => {
     const worker = await createServices({ ...t.config, roles: ['worker'] }, t.database);
     const metrics = await worker.metrics.metrics();
     assert.match(metrics, /^dx_jobs_queued 3$/m);
-    assert.match(metrics, /^dx_jobs_running 1$/m);
+    assert.match(metrics, /^dx_jobs_running 4$/m);
     assert.doesNotMatch((await t.app.inject('/metrics')).body, /dx_jobs_queued/);
   });
 

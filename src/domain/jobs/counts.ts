@@ -36,3 +36,22 @@ export async function oldestQueuedSince(db: Kysely<Tables>): Promise<string | nu
     .executeTakeFirst();
   return row?.since ?? null;
 }
+
+/** What the running jobs' leases say of the workers: how many hold a live lease now, and how many
+ * running jobs have a lapsed one (their worker stopped renewing it: it died or hangs; another worker
+ * takes the job over). An idle worker holds no lease and writes nothing, so it is not seen here. */
+export async function runningLeases(
+  db: Kysely<Tables>,
+  nowMs: number,
+): Promise<{ busyWorkers: number; lapsed: number }> {
+  const rows = await db
+    .selectFrom('dataset_jobs')
+    .select(['lease_owner', 'lease_expires_at'])
+    .where('status', '=', 'Running')
+    .execute();
+  const live = rows.filter((r) => r.lease_expires_at !== null && Number(r.lease_expires_at) >= nowMs);
+  return {
+    busyWorkers: new Set(live.map((r) => r.lease_owner)).size,
+    lapsed: rows.length - live.length,
+  };
+}

@@ -3,7 +3,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../deps.js';
 import type { ConsoleDb } from '../../../domain/console/db.js';
-import { countJobsFailedSince, countJobsInState, oldestQueuedSince } from '../../../domain/jobs/counts.js';
+import {
+  countJobsFailedSince,
+  countJobsInState,
+  oldestQueuedSince,
+  runningLeases,
+} from '../../../domain/jobs/counts.js';
 import { packageVersion } from '../../../lib/version.js';
 import type { Engine } from '../../../storage/db/database.js';
 import { pageContext, sendPage } from './context.js';
@@ -35,11 +40,12 @@ export function operatorRoutes(scope: FastifyInstance, deps: ApiDeps, db: Consol
   scope.get('/operator', async (request, reply) => {
     requireOperator(request);
     const now = Date.now();
-    const [queued, running, failedLastDay, oldestQueued] = await Promise.all([
+    const [queued, running, failedLastDay, oldestQueued, leases] = await Promise.all([
       countJobsInState(deps.db, 'Queued'),
       countJobsInState(deps.db, 'Running'),
       countJobsFailedSince(deps.db, now - DAY_MS),
       oldestQueuedSince(deps.db),
+      runningLeases(deps.db, now),
     ]);
     const uptime = process.uptime();
     return sendPage(
@@ -49,6 +55,7 @@ export function operatorRoutes(scope: FastifyInstance, deps: ApiDeps, db: Consol
         queued,
         running,
         failedLastDay,
+        ...leases,
         oldestQueued:
           oldestQueued === null
             ? null

@@ -73,6 +73,10 @@ export function operatorHomePage(
   health: {
     queued: number;
     running: number;
+    /** Workers holding a live lease on a running job now. */
+    busyWorkers: number;
+    /** Running jobs whose lease lapsed (their worker stopped renewing it). */
+    lapsed: number;
     failedLastDay: number;
     /** The job that has waited longest for a worker: since when, and for how long; null: none waits. */
     oldestQueued: { since: string; waited: string } | null;
@@ -109,6 +113,18 @@ export function operatorHomePage(
         </dd>
         <dt>Jobs running</dt>
         <dd id="jobs-running">${health.running}</dd>
+        <dt>Workers busy now</dt>
+        <dd id="workers-busy">${health.busyWorkers}</dd>
+        <dt>Loads whose worker stopped answering</dt>
+        <dd id="jobs-lapsed">
+          ${health.lapsed}${
+            health.lapsed > 0
+              ? html` <span class="hint"
+                  >(their lease lapsed: another worker takes them over at its next poll)</span
+                >`
+              : ''
+          }
+        </dd>
         <dt>Jobs failed in the last 24 hours</dt>
         <dd id="jobs-failed">${health.failedLastDay}</dd>
         <dt>Database</dt>
@@ -120,7 +136,9 @@ export function operatorHomePage(
       </dl>
       <p class="hint">
         Counts are of every process on this database, the same figures as the dx_jobs_queued and
-        dx_jobs_running metrics. Failed jobs are counted by when they failed.
+        dx_jobs_running metrics. Failed jobs are counted by when they failed. A worker is seen while it holds
+        a load (it renews the load's lease as it works); an idle one writes nothing: each process's /readyz
+        tells whether it is up.
       </p>
       <h2>Password reset link</h2>
       <p>
