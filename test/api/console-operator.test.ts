@@ -158,8 +158,14 @@ await forEachDatabase('console: operator pages', (target) => {
     assert.equal((await installationsWith(appId, newPem, newKid)).statusCode, 200);
     assert.equal((await installationsWith(appId, oldPem, oldKid)).statusCode, 200);
 
-    // Revoking asks first, and says what it does.
+    // Revoking asks first, and says what it does. Both keys signed a JWT just now; "last used" says so.
     const appPage = await op.get(`${OP}/apps/${appId}`);
+    const lastUsed = (kid: string) =>
+      new RegExp(
+        `<code>${kid}</code><br />\\w+</td>\\s*<td><time[^>]*>[^<]+</time></td>\\s*<td><time[^>]*>[^<]+</time></td>`,
+      );
+    assert.match(appPage.body, lastUsed(oldKid));
+    assert.match(appPage.body, lastUsed(newKid));
     assert.match(appPage.body, new RegExp(`href="${OP}/apps/${appId}/keys/${oldKid}/revoke"`));
     const confirm = await op.get(`${OP}/apps/${appId}/keys/${oldKid}/revoke`);
     assert.equal(confirm.statusCode, 200);
@@ -207,6 +213,7 @@ await forEachDatabase('console: operator pages', (target) => {
       new RegExp(`<a href="/console/workspaces/${elsewhere.id}">Lakeside Campaign</a>`),
     );
     assert.match(page.body, /id="webhook-none"/);
+    assert.match(page.body, /<span class="hint">never<\/span>/, 'its key signed no JWT yet');
     // Renamed from its page.
     const renamed = await op.post(`${OP}/apps/${appId}/name`, {
       _csrf: csrfOf(page.body),

@@ -75,6 +75,22 @@ await forEachDatabase('credentials reused across requests', (target) => {
     assert.equal((await datasets(token)).status, 200);
   });
 
+  void it("a JWT's first use records its key's last use, and moves no epoch (cached credentials stay)", async () => {
+    const partner = await onboardApp(h, 'Last-use app', 'ES256');
+    const lastUse = () =>
+      h.database.db
+        .selectFrom('app_key_uses')
+        .select('last_used_at')
+        .where('kid', '=', partner.kid)
+        .executeTakeFirst();
+    assert.equal(await lastUse(), undefined, 'never used yet');
+    const before = await readEpochs(h.database.db);
+    assert.equal((await installations(await partner.jwt())).status, 200);
+    const first = await lastUse();
+    assert.ok(first !== undefined && /^\d{4}-\d\d-\d\dT/.test(first.last_used_at));
+    assert.deepEqual(await readEpochs(h.database.db), before);
+  });
+
   void it('mints at once, each token committed before it is answered, each working', async () => {
     const partner = await onboardApp(h, 'Busy minting app', 'ES256');
     const countTokens = async () =>

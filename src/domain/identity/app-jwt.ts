@@ -3,7 +3,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { AppKeyRow, AppRow } from '../../storage/db/tables.js';
 import { problem } from '../../errors.js';
-import { nowSeconds } from '../../lib/time.js';
+import { nowSeconds, nowTimestamp } from '../../lib/time.js';
 import { activeAppKeys } from './apps.js';
 import type { CredentialCache, UnderEpoch } from './credential-cache.js';
 import { hashSecret } from '../../lib/secrets.js';
@@ -70,7 +70,21 @@ export async function verifyAppJwt(
   }
   const verified = await verifySigned(db, token, options);
   cache.set(key, epoch, verified);
+  await noteKeyUse(db, verified.verified.kid);
   return verified.verified;
+}
+
+/**
+ * Records when the key last signed a JWT verified here: at the first use of each JWT in a process
+ * (then the JWT is kept), so at most once per JWT, which lives an hour at most.
+ */
+async function noteKeyUse(db: Db, kid: string): Promise<void> {
+  const at = nowTimestamp();
+  await db
+    .insertInto('app_key_uses')
+    .values({ kid, last_used_at: at })
+    .onConflict((oc) => oc.column('kid').doUpdateSet({ last_used_at: at }))
+    .execute();
 }
 
 /** Decodes, checks and verifies the signature of an app JWT against the app's active keys. */

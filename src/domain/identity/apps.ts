@@ -125,6 +125,17 @@ export async function listAppKeys(db: Db, appId: string): Promise<AppKeyRow[]> {
   return db.selectFrom('app_keys').selectAll().where('app_id', '=', appId).orderBy('created_at').execute();
 }
 
+/** When each of the app's keys last signed a JWT the service verified (keys never used: absent). */
+export async function appKeyLastUses(db: Db, appId: string): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('app_key_uses as u')
+    .innerJoin('app_keys as k', 'k.kid', 'u.kid')
+    .select(['u.kid', 'u.last_used_at'])
+    .where('k.app_id', '=', appId)
+    .execute();
+  return new Map(rows.map((r) => [r.kid, r.last_used_at]));
+}
+
 /** The keys that may verify an app's JWTs now. */
 export async function activeAppKeys(db: Db, appId: string): Promise<AppKeyRow[]> {
   return db

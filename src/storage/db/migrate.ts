@@ -25,6 +25,7 @@ import { migration as m017 } from './migrations/017_proxy_rate_buckets.js';
 import { migration as m018 } from './migrations/018_console_recovery.js';
 import { migration as m019 } from './migrations/019_workspace_jobs.js';
 import { migration as m020 } from './migrations/020_console_account_disabled.js';
+import { migration as m021 } from './migrations/021_app_key_uses.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -48,6 +49,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '018_console_recovery': m018,
   '019_workspace_jobs': m019,
   '020_console_account_disabled': m020,
+  '021_app_key_uses': m021,
 };
 
 /** The ledger of applied migrations, one row per name. */

@@ -51,6 +51,12 @@ export interface AppKeysTable {
   revoked_at: string | null;
 }
 
+/** When an app key last signed a JWT the service verified (first use of each JWT per process). */
+export interface AppKeyUsesTable {
+  kid: string;
+  last_used_at: string;
+}
+
 /** A proxy ID's rate-limit bucket, shared by the proxy processes (proxy/shared-rate-store.ts). */
 export interface ProxyRateBucketsTable {
   proxy_id: string;
@@ -325,6 +331,7 @@ export interface Tables {
   workspaces: WorkspacesTable;
   installations: InstallationsTable;
   access_tokens: AccessTokensTable;
+  app_key_uses: AppKeyUsesTable;
   datasets: DatasetsTable;
   dataset_schemas: DatasetSchemasTable;
   dataset_tags: DatasetTagsTable;

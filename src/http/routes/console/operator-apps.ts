@@ -8,6 +8,7 @@ import { audit } from '../../../domain/console/audit.js';
 import { consoleDb } from '../../../domain/console/db.js';
 import {
   addAppKey,
+  appKeyLastUses,
   createApp,
   generateKeyPair,
   getApp,
@@ -44,18 +45,25 @@ const FILE_STEM = /^[A-Za-z0-9-]{1,120}$/;
 
 /** /console/operator/apps… and /console/operator/private-key. */
 export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
-  const listing = async (app: AppRow): Promise<AppListing> => ({
-    id: app.id,
-    name: app.name,
-    ownWorkspaceId: app.owner_workspace_id,
-    createdAt: app.created_at,
-    keys: (await listAppKeys(deps.db, app.id)).map((k) => ({
-      kid: k.kid,
-      alg: k.alg,
-      createdAt: k.created_at,
-      revokedAt: k.revoked_at,
-    })),
-  });
+  const listing = async (app: AppRow): Promise<AppListing> => {
+    const [keys, lastUses] = await Promise.all([
+      listAppKeys(deps.db, app.id),
+      appKeyLastUses(deps.db, app.id),
+    ]);
+    return {
+      id: app.id,
+      name: app.name,
+      ownWorkspaceId: app.owner_workspace_id,
+      createdAt: app.created_at,
+      keys: keys.map((k) => ({
+        kid: k.kid,
+        alg: k.alg,
+        createdAt: k.created_at,
+        revokedAt: k.revoked_at,
+        lastUsedAt: lastUses.get(k.kid) ?? null,
+      })),
+    };
+  };
 
   scope.get('/operator/apps', async (request, reply) => {
     requireOperator(request);

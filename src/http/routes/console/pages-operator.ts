@@ -154,7 +154,14 @@ export interface AppListing {
   name: string;
   ownWorkspaceId: number | null;
   createdAt: string;
-  keys: { kid: string; alg: string; createdAt: string; revokedAt: string | null }[];
+  keys: {
+    kid: string;
+    alg: string;
+    createdAt: string;
+    revokedAt: string | null;
+    /** When it last signed a JWT the service verified; null: never. */
+    lastUsedAt: string | null;
+  }[];
 }
 
 /** An app as its own page shows it. */
@@ -250,13 +257,15 @@ export function appPage(
       <h2>Keys</h2>
       <p class="hint">
         An app may have several active keys at once, so it can move to a new key before the old one is
-        revoked.
+        revoked. "Last used" is when a JWT signed with the key was first seen by the service (a JWT lives an
+        hour at most): a key unused for long is safe to revoke.
       </p>
       ${dataTable(
-        ['Key ID (kid), algorithm', 'Created (UTC)', 'Revoked (UTC)'],
+        ['Key ID (kid), algorithm', 'Created (UTC)', 'Last used (UTC)', 'Revoked (UTC)'],
         app.keys.map((k) => [
           html`<code>${k.kid}</code><br />${k.alg}`,
           when(k.createdAt),
+          k.lastUsedAt !== null ? when(k.lastUsedAt) : html`<span class="hint">never</span>`,
           k.revokedAt !== null
             ? when(k.revokedAt)
             : activeWithRevoke(`${OPERATOR_BASE}/apps/${app.id}/keys/${k.kid}/revoke`, `Revoke key ${k.kid}`),
