@@ -74,11 +74,19 @@ export async function verifyAppJwt(
   return verified.verified;
 }
 
+/** A key's use is written at most this often per process: clients that sign a JWT per request
+ * would otherwise add a write to every request. */
+const KEY_USE_EVERY_MS = 60_000;
+const keyUseWritten = new Map<string, number>();
+
 /**
- * Records when the key last signed a JWT verified here: at the first use of each JWT in a process
- * (then the JWT is kept), so at most once per JWT, which lives an hour at most.
+ * Records when the key last signed a JWT verified here: at a JWT's first use in a process (then
+ * the JWT is kept), and at most once a minute per key, so "last used" is right to the minute.
  */
 async function noteKeyUse(db: Db, kid: string): Promise<void> {
+  const now = Date.now();
+  if (now - (keyUseWritten.get(kid) ?? -Infinity) < KEY_USE_EVERY_MS) return;
+  keyUseWritten.set(kid, now);
   const at = nowTimestamp();
   await db
     .insertInto('app_key_uses')

@@ -257,8 +257,8 @@ export function appPage(
       <h2>Keys</h2>
       <p class="hint">
         An app may have several active keys at once, so it can move to a new key before the old one is
-        revoked. "Last used" is when a JWT signed with the key was first seen by the service (a JWT lives an
-        hour at most): a key unused for long is safe to revoke.
+        revoked. "Last used" is when the service last verified a JWT signed with the key (to the minute): a
+        key unused for long is safe to revoke.
       </p>
       ${dataTable(
         ['Key ID (kid), algorithm', 'Created (UTC)', 'Last used (UTC)', 'Revoked (UTC)'],
