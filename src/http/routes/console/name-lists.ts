@@ -48,18 +48,18 @@ export interface NameListPage {
   shown: number;
 }
 
-/** The search form of a list, and what the search found when there was one. */
-export function nameSearch(list: NameListPage, things: string): SafeHtml {
+/** The search form of a list (`by`: what the search reads), and what it found when there was one. */
+export function nameSearch(list: NameListPage, things: string, by = 'name'): SafeHtml {
   const found = list.shown > 0 || list.later;
   return html`<form method="get" action="${list.href}" role="search">
-      <label for="q">Find ${things} by name</label>
+      <label for="q">Find ${things} by ${by}</label>
       <input id="q" name="q" type="search" maxlength="${MAX_SEARCH_CHARS}" value="${list.search}" />
       <button type="submit" class="secondary">Find</button>
     </form>
     ${
       list.search !== ''
         ? html`<p id="search-result">
-            ${found ? `The ${things}` : `No ${things}`} whose name holds “${list.search}”${found ? ':' : '.'}
+            ${found ? `The ${things}` : `No ${things}`} whose ${by} holds “${list.search}”${found ? ':' : '.'}
             <a href="${list.href}">Show them all</a>
           </p>`
         : ''

@@ -728,7 +728,7 @@ export function accountsPage(
         cannot sign in; its sessions end at once. Operator rights open these pages. You cannot disable your
         own account or take back your own rights: another operator can, so the service always keeps one.
       </p>
-      ${nameSearch(list, 'accounts')}
+      ${nameSearch(list, 'accounts', 'email or name')}
       ${dataTable(
         ['Account', 'Workspaces', 'Rights', 'Status', 'Change'],
         accounts.map((a) => [
