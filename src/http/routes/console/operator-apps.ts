@@ -161,17 +161,16 @@ export function operatorAppRoutes(scope: FastifyInstance, deps: ApiDeps): void {
       if (events === null)
         throw problem('invalid', 'The events were not understood. Reload the page and try again.');
       // A form without any event ticked asks for none, which setWebhook refuses in words.
-      const hook = await deps.db.transaction().execute(async (trx) => {
-        const set = await setWebhook(trx, app.id, url, {
-          signingSecret: deps.signingSecret,
-          allowlist: deps.config.webhooks.urlAllowlist,
-          events,
-        });
-        await audit(consoleDb(trx), actorOf(session), 'app_webhook.set', {
-          workspaceId: app.owner_workspace_id,
-          detail: `${app.name} (${app.id}): ${set.events.join(', ')}`,
-        });
-        return set;
+      // Not in a transaction: setWebhook resolves the URL's host first (the address policy), and a
+      // transaction would hold the database (SQLite's write lock) for as long as DNS takes.
+      const hook = await setWebhook(deps.db, app.id, url, {
+        signingSecret: deps.signingSecret,
+        allowlist: deps.config.webhooks.urlAllowlist,
+        events,
+      });
+      await audit(consoleDb(deps.db), actorOf(session), 'app_webhook.set', {
+        workspaceId: app.owner_workspace_id,
+        detail: `${app.name} (${app.id}): ${hook.events.join(', ')}`,
       });
       return sendPage(
         reply,
