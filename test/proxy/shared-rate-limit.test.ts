@@ -148,6 +148,9 @@ await forEachDatabase('the proxy rate limit across processes', (target) => {
         return (await sharedGauge(p.admin)) === 1;
       }, 30_000);
       assert.ok(recovered, 'shared again');
+      // The gauge moves before the log line reaches the log file (the logger writes asynchronously).
+      const said = await eventually(async () => storeMessages(p.served).length >= 2, 5_000);
+      assert.ok(said, `no second line: ${storeMessages(p.served).join(' | ')}`);
       assert.equal(storeMessages(p.served).length, 2);
       assert.match(storeMessages(p.served)[1] ?? '', /reachable again/);
     } finally {
