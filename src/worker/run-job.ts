@@ -2,6 +2,7 @@
 // defects), or released to Queued at shutdown. A heartbeat renews the lease and stores the load's
 // progress in the same UPDATE, about every second; losing the lease stops the job.
 import type { DatasetJobRow } from '../storage/db/tables.js';
+import { loadHeapGrowth } from '../lib/heap-growth.js';
 import { renewLease } from '../domain/jobs/claims.js';
 import { DatasetChangedMeanwhile, JobFailure, LeaseLostOnCommit } from '../domain/jobs/load/failure.js';
 import { LoadProgress } from '../domain/jobs/load/progress.js';
@@ -58,7 +59,7 @@ export async function runJob(input: RunJobInput): Promise<void> {
   const source = job.source_shown !== null ? { source: job.source_shown } : {};
   try {
     // Its "job completed" line is the lifecycle's (runtime/job-signals.ts), written at the commit.
-    await loadJob(deps, job, owner, controller.signal, progress);
+    await loadHeapGrowth.run(() => loadJob(deps, job, owner, controller.signal, progress));
     await cleanupJob(deps, job);
   } catch (err) {
     const stopped: unknown = controller.signal.aborted ? controller.signal.reason : null;
