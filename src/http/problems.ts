@@ -63,6 +63,18 @@ export function asProblem(err: FastifyError): ProblemError {
   return problem('internal', 'An unexpected error occurred.');
 }
 
+/**
+ * How an answered problem is logged: a 500, or any problem hiding a failure (its `cause`), at
+ * error; a refusal decided on purpose (every download slot taken, the service draining) at warn,
+ * as it calls for no one to act unless it repeats; anything below 500 not at all (the access line
+ * has its status).
+ */
+export function logProblem(request: FastifyRequest, err: unknown, p: ProblemError, message: string): void {
+  if (p.status < 500) return;
+  if (p.status === 500 || p.cause !== undefined) request.log.error({ err }, message);
+  else request.log.warn({ code: p.code, detail: p.detail }, message);
+}
+
 /** Sends a problem reply with its headers. */
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, p: ProblemError): FastifyReply {
   for (const [name, value] of Object.entries(p.headers)) void reply.header(name, value);
@@ -80,7 +92,7 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, p: Pro
 export function installProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const p = asProblem(err);
-    if (p.status >= 500) request.log.error({ err }, 'request failed');
+    logProblem(request, err, p, 'request failed');
     return sendProblem(reply, request, p);
   });
   app.setNotFoundHandler((request, reply) =>

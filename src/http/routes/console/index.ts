@@ -6,7 +6,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ProblemError, problem } from '../../../errors.js';
 import { randomSecret } from '../../../lib/secrets.js';
-import { asProblem } from '../../problems.js';
+import { asProblem, logProblem } from '../../problems.js';
 import type { ApiDeps } from '../../deps.js';
 import { consoleDb } from '../../../domain/console/db.js';
 import { csrfTokenMatches, findSession } from '../../../domain/console/sessions.js';
@@ -98,7 +98,7 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
 
   scope.setErrorHandler((err: FastifyError, request, reply) => {
     const p = err instanceof ProblemError ? err : asProblem(err);
-    if (p.status >= 500) request.log.error({ err }, 'console request failed');
+    logProblem(request, err, p, 'console request failed');
     if (p.status === 401 && request.method === 'GET') return reply.redirect('/console/sign-in', 303);
     for (const [name, value] of Object.entries(p.headers)) void reply.header(name, value);
     const title = TITLES[p.status] ?? 'Something went wrong';
