@@ -9,7 +9,7 @@ import type { Tables } from '../../storage/db/tables.js';
 import { tablePrefix, type CopiedColumn, type RecordStore } from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
-import { swapGeneration } from '../jobs/load/commit.js';
+import { swapGeneration } from './generations.js';
 import { wideningOf, type PropertyType } from './column-types.js';
 import { findVisibleDatasetWithSchema, getDataset, type DatasetCaller } from './datasets.js';
 import { tableSchemaOf } from './schema.js';
@@ -67,14 +67,13 @@ export async function changeSchema(
   const plan = planSchemaChange(schema, patch.schema);
   const rewrite = row.records_table !== null && plan.changes.some(rewritesRecords);
   const reported = await Promise.all(
-    plan.changes.map(
-      async (change): Promise<ReportedChange> => ({
-        kind: change.kind,
-        property: change.property,
-        description: describeChange(change),
-        valuesNotFitting: row.records_table === null ? 0 : await notFitting(records, row.records_table, plan, change),
-      }),
-    ),
+    plan.changes.map(async (change): Promise<ReportedChange> => ({
+      kind: change.kind,
+      property: change.property,
+      description: describeChange(change),
+      valuesNotFitting:
+        row.records_table === null ? 0 : await notFitting(records, row.records_table, plan, change),
+    })),
   );
   const valuesNotFitting = reported.reduce((n, c) => n + c.valuesNotFitting, 0);
   if (dryRun) {
@@ -88,7 +87,9 @@ export async function changeSchema(
     };
   }
   if (valuesNotFitting > 0) {
-    const which = reported.filter((c) => c.valuesNotFitting > 0).map((c) => `${c.description}: ${c.valuesNotFitting}`);
+    const which = reported
+      .filter((c) => c.valuesNotFitting > 0)
+      .map((c) => `${c.description}: ${c.valuesNotFitting}`);
     throw problem(
       'conflict',
       `Refused: values held do not fit the new type (${which.join('; ')}); integers beyond ±2^53 would lose digits as numbers.`,

@@ -176,7 +176,9 @@ const EXACT_FLOAT = 2n ** 53n;
  */
 export const WIDENINGS: Readonly<Partial<Record<PropertyType, Partial<Record<PropertyType, Widening>>>>> = {
   integer: { number: { copy: (column) => ({ from: 'column', column }), beyond: EXACT_FLOAT } },
-  date: { datetime: { copy: (column) => ({ from: 'columnWithSuffix', column, suffix: 'T00:00:00.000000' }) } },
+  date: {
+    datetime: { copy: (column) => ({ from: 'columnWithSuffix', column, suffix: 'T00:00:00.000000' }) },
+  },
 };
 
 /** The widening from one type to another, if the change is one. */

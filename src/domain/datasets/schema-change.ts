@@ -40,8 +40,7 @@ export interface SchemaUpdateInput {
 
 /** Where a property of the new schema takes its values from. */
 export type PropertySource =
-  | { from: 'property'; name: string; type: PropertyType }
-  | { from: 'value'; value: CellValue };
+  { from: 'property'; name: string; type: PropertyType } | { from: 'value'; value: CellValue };
 
 /** A checked schema change: the new schema, what changes, and each new property's source. */
 export interface SchemaChangePlan {
@@ -81,7 +80,8 @@ export function planSchemaChange(current: DatasetSchema, input: SchemaUpdateInpu
   const sources = schema.properties.map((p, i): PropertySource => {
     const sent = input.properties[i];
     const field = `schema.properties[${i}]`;
-    const renamedFrom = sent?.renamedFrom !== undefined && sent.renamedFrom !== p.name ? sent.renamedFrom : null;
+    const renamedFrom =
+      sent?.renamedFrom !== undefined && sent.renamedFrom !== p.name ? sent.renamedFrom : null;
     const sourceName = renamedFrom ?? p.name;
     const before = old.get(sourceName);
     if (renamedFrom !== null && before === undefined) {
@@ -165,7 +165,8 @@ function refuseKeyChange(current: DatasetSchema, input: SchemaUpdateInput, prima
     const type = current.properties.find((p) => p.name === key)?.type;
     if (renamed !== undefined) why.push(`key property "${key}" would be renamed to "${renamed.name}"`);
     else if (kept === undefined) why.push(`key property "${key}" would be dropped`);
-    else if (kept.type !== type) why.push(`key property "${key}" would change type from ${type} to ${kept.type}`);
+    else if (kept.type !== type)
+      why.push(`key property "${key}" would change type from ${type} to ${kept.type}`);
     if (kept?.renamedFrom !== undefined && kept.renamedFrom !== key) {
       why.push(`key property "${key}" would take the values of "${kept.renamedFrom}"`);
     }

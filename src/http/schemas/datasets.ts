@@ -174,7 +174,9 @@ export const ReportedSchemaChange = component(
       enum: [...SCHEMA_CHANGE_KINDS],
       description: 'added, madeOptional, widened, renamed or dropped',
     }),
-    property: Type.String({ description: 'The property, by its name in the new schema (the old one if dropped)' }),
+    property: Type.String({
+      description: 'The property, by its name in the new schema (the old one if dropped)',
+    }),
     description: Type.String(),
     valuesNotFitting: Type.Integer({ minimum: 0 }),
   }),

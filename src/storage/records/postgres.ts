@@ -77,8 +77,7 @@ export class PostgresRecordStore implements RecordStore {
           options.copyColumns === undefined
             ? { select: columns, params: [] }
             : copiedSelect(schema, options.copyColumns, 'postgres', (n) => `$${n}`);
-        const selected =
-          options.copyColumns === undefined ? select : `${quoteId(ROW_COLUMN)}, ${select}`;
+        const selected = options.copyColumns === undefined ? select : `${quoteId(ROW_COLUMN)}, ${select}`;
         const res = await client.query(
           `insert into ${quoteId(table)} (${columns}) select ${selected} from ${source}`,
           params,

@@ -1,8 +1,9 @@
 // The swap: in ONE short transaction the dataset points at its new records table, its generation,
 // count and last-update time change, the old table goes to the retirement ledger, and the job
 // becomes Completed (a schema change swaps its rebuilt table in the same way, swapGeneration). Either all of it happens or none (a crash before commit re-runs the job).
-import type { Kysely, Transaction, Updateable } from 'kysely';
-import type { DatasetRow, DatasetsTable, Tables } from '../../../storage/db/tables.js';
+import type { Kysely } from 'kysely';
+import type { DatasetRow, Tables } from '../../../storage/db/tables.js';
+import { swapGeneration } from '../../datasets/generations.js';
 import { nowTimestamp } from '../../../lib/time.js';
 import type { Db } from '../../identity/users.js';
 import { transitionJobIn } from '../jobs.js';
@@ -38,7 +39,9 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
       .executeTakeFirst();
     if (ds === undefined) throw new JobFailure('The dataset was deleted while loading.');
     if (ds.schema_version !== req.startSchemaVersion) {
-      throw new JobFailure(await schemaChangedMessage(db, req.datasetId, req.startSchemaVersion, ds.schema_version));
+      throw new JobFailure(
+        await schemaChangedMessage(db, req.datasetId, req.startSchemaVersion, ds.schema_version),
+      );
     }
     checkModeOnCommit(req.mode, ds, req.startGeneration);
     const now = nowTimestamp();
@@ -57,39 +60,6 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
     if (outcome === 'done') return ds.generation + 1;
   }
   throw new Error('the dataset kept changing; could not commit the load');
-}
-
-/** A generation swap: the dataset as read, the table that becomes its records, and what else its
- * row gets (its count and dates; a schema change, its version). */
-export interface GenerationSwap {
-  datasetId: string;
-  from: Pick<DatasetRow, 'generation' | 'records_table'>;
-  /** The new records table; the current one when only the row changes. */
-  table: string | null;
-  set: Updateable<DatasetsTable>;
-}
-
-/**
- * The swap, inside `trx` (a load's commit, a schema change): the dataset's row gets the next
- * generation and `set` if its generation is still `from`'s, and the table it held goes to the
- * retirement ledger (the sweep drops it once no reader or link needs it). False when the
- * generation moved (nothing was changed): the caller reads again or gives up.
- */
-export async function swapGeneration(trx: Transaction<Tables>, swap: GenerationSwap): Promise<boolean> {
-  const res = await trx
-    .updateTable('datasets')
-    .set({ ...swap.set, records_table: swap.table, generation: swap.from.generation + 1 })
-    .where('id', '=', swap.datasetId)
-    .where('generation', '=', swap.from.generation)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) return false;
-  if (swap.from.records_table !== null && swap.from.records_table !== swap.table) {
-    await trx
-      .insertInto('dataset_retired_tables')
-      .values({ table_name: swap.from.records_table, dataset_id: swap.datasetId, retired_at: Date.now() })
-      .execute();
-  }
-  return true;
 }
 
 /** Why a load fails when the dataset's schema changed while it ran, naming the (last) change. */
