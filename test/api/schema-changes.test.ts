@@ -156,6 +156,20 @@ await forEachDatabase('schema changes', (target) => {
     assert.ok(!text.includes('note'), 'the dropped column is gone from exports');
     const again = await fetch(oldLink);
     assert.equal(await again.text(), oldExport);
+    // The workspace's audit log has the change, in the transaction that made it.
+    const audited = await h.database.db
+      .withTables<{ console_audit: { action: string; actor: string; detail: string | null } }>()
+      .selectFrom('console_audit')
+      .select(['action', 'actor', 'detail'])
+      .where('action', '=', 'dataset.schema_changed')
+      .where('detail', 'like', `%(${id})%`)
+      .execute();
+    assert.equal(audited.length, 1);
+    assert.match(audited[0]?.actor ?? '', /^app /);
+    assert.match(
+      audited[0]?.detail ?? '',
+      /schema version 2: renamed "name" to "full_name"; .*dropped "note"/,
+    );
     // A load after the change uses the new schema.
     const job = await uploadAndWait(
       h,

@@ -9,6 +9,9 @@ import type { Tables } from '../../storage/db/tables.js';
 import { tablePrefix, type CopiedColumn, type RecordStore } from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
+import { audit } from '../console/audit.js';
+import { asServiceDb, consoleDb } from '../console/db.js';
+import { appIdFields } from '../identity/app-id.js';
 import { swapGeneration } from './generations.js';
 import { wideningOf, type PropertyType } from './column-types.js';
 import { findVisibleDatasetWithSchema, getDataset, type DatasetCaller } from './datasets.js';
@@ -115,9 +118,7 @@ export async function changeSchema(
     table = `${tablePrefix(datasetId)}v${version}_${randomBytes(4).toString('hex')}`;
     const staging = await records.createStaging(table, tableSchemaOf(plan.schema), undefined, {
       copyFrom: row.records_table,
-      copyColumns: plan.sources.map((source, i) =>
-        copiedColumn(source, plan.schema.properties[i]?.type ?? 'string'),
-      ),
+      copyColumns: plan.schema.properties.map((p, i) => copiedColumn(plan.sources[i], p.type)),
     });
     try {
       await staging.finish();
@@ -129,25 +130,42 @@ export async function changeSchema(
   const lastChange = plan.changes.map(describeChange).join('; ');
   let swapped = false;
   try {
-    swapped = await db.transaction().execute(async (trx) => {
-      const done = await swapGeneration(trx, {
-        datasetId,
-        from: row,
-        table,
-        set: { ...names, schema_version: version, ...(rewrite ? { date_last_record_updated: now } : {}) },
+    swapped = await consoleDb(db)
+      .transaction()
+      .execute(async (audited) => {
+        const trx = asServiceDb(audited);
+        const done = await swapGeneration(trx, {
+          datasetId,
+          from: row,
+          table,
+          set: { ...names, schema_version: version, ...(rewrite ? { date_last_record_updated: now } : {}) },
+        });
+        if (!done) return false;
+        await trx
+          .updateTable('dataset_schemas')
+          .set({
+            properties: JSON.stringify(plan.schema.properties),
+            primary_key: JSON.stringify(plan.schema.primaryKey),
+            last_change: lastChange,
+          })
+          .where('dataset_id', '=', datasetId)
+          .execute();
+        const app = await trx
+          .selectFrom('apps')
+          .select('name')
+          .where('id', '=', caller.appId)
+          .executeTakeFirstOrThrow();
+        await audit(
+          audited,
+          { accountId: null, name: `app ${app.name} (${appIdFields(caller.appId).platformAppId})` },
+          'dataset.schema_changed',
+          {
+            workspaceId: row.workspace_id,
+            detail: `"${patch.name ?? row.name}" (${datasetId}), schema version ${version}: ${lastChange}`,
+          },
+        );
+        return true;
       });
-      if (!done) return false;
-      await trx
-        .updateTable('dataset_schemas')
-        .set({
-          properties: JSON.stringify(plan.schema.properties),
-          primary_key: JSON.stringify(plan.schema.primaryKey),
-          last_change: lastChange,
-        })
-        .where('dataset_id', '=', datasetId)
-        .execute();
-      return true;
-    });
   } finally {
     if (!swapped && table !== null && table !== row.records_table) await records.dropTable(table);
   }
@@ -163,7 +181,8 @@ export async function changeSchema(
 
 /** Where a column of the new records table takes its values from in the current one: a default,
  * or a column of the current table, converted as its type's widening says when the type changed. */
-function copiedColumn(source: PropertySource, type: PropertyType): CopiedColumn {
+function copiedColumn(source: PropertySource | undefined, type: PropertyType): CopiedColumn {
+  if (source === undefined) throw new Error('a property of the new schema has no source');
   switch (source.from) {
     case 'value':
       return { from: 'value', value: source.value };

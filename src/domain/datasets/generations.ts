@@ -1,8 +1,9 @@
 // A dataset's records change by generations: a new records table, complete before it is seen,
 // swapped in with the dataset's row in one transaction. A load's commit (jobs/load/commit.ts) and a
 // schema change (change-schema.ts) both swap through here, so readers see all old or all new.
-import type { Transaction, Updateable } from 'kysely';
-import type { DatasetRow, DatasetsTable, Tables } from '../../storage/db/tables.js';
+import type { Updateable } from 'kysely';
+import type { DatasetRow, DatasetsTable } from '../../storage/db/tables.js';
+import type { Db } from '../identity/users.js';
 
 /** A generation swap: the dataset as read, the table that becomes its records, and what else its
  * row gets (its count and dates; a schema change, its version). */
@@ -20,7 +21,7 @@ export interface GenerationSwap {
  * retirement ledger (the sweep drops it once no reader or link needs it). False when the
  * generation moved (nothing was changed): the caller reads again or gives up.
  */
-export async function swapGeneration(trx: Transaction<Tables>, swap: GenerationSwap): Promise<boolean> {
+export async function swapGeneration(trx: Db, swap: GenerationSwap): Promise<boolean> {
   const res = await trx
     .updateTable('datasets')
     .set({ ...swap.set, records_table: swap.table, generation: swap.from.generation + 1 })
