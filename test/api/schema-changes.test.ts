@@ -111,6 +111,10 @@ await forEachDatabase('schema changes', (target) => {
     const id = await loaded();
     const before = await dataset(id);
     const { url: oldLink, text: oldExport } = await exported(id);
+    // A reader paging the old records when the change commits.
+    type Page = { metadata: { nextPageToken: string | null }; data: Record<string, unknown>[] };
+    const firstPage = await h.api<Page>('GET', `/datasets/${id}/records?pageSize=1`);
+    assert.deepEqual(firstPage.json.data, [{ id: 1, name: 'Ann', score: 10, born: '2001-02-03', note: 'x' }]);
     const res = await patch<DatasetBody>(id, {
       schema: {
         properties: [
@@ -141,6 +145,12 @@ await forEachDatabase('schema changes', (target) => {
       { id: 2, full_name: 'Bob', score: null, born: '1999-12-31T00:00:00.000000', active: true, tier: null },
       { id: 3, full_name: 'Cy', score: -7, born: null, active: true, tier: null },
     ]);
+    // The reader's next page would mix old and new: it is refused, and paging starts again.
+    const stale = await h.api<ProblemBody>(
+      'GET',
+      `/datasets/${id}/records?pageSize=1&pageToken=${firstPage.json.metadata.nextPageToken}`,
+    );
+    assert.equal(stale.status, 409, stale.text);
     // Filters work on the renamed and added columns.
     const filtered = await h.api<{ data: unknown[] }>('GET', `/datasets/${id}/records?full_name=Bob`);
     assert.deepEqual(filtered.json.data, [
