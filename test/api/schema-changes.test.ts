@@ -6,6 +6,10 @@ import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { changeSchema } from '../../src/domain/datasets/change-schema.js';
+import type { SchemaUpdateInput } from '../../src/domain/datasets/schema-change.js';
+import { ProblemError } from '../../src/errors.js';
+import type { RecordStore } from '../../src/storage/records/index.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { allRecords, uploadAndWait } from '../support/loading.js';
@@ -30,7 +34,8 @@ interface Report {
   valuesNotFitting: number;
 }
 
-const PROPS = [
+type SentProperty = SchemaUpdateInput['properties'][number];
+const PROPS: SentProperty[] = [
   { name: 'id', type: 'integer', required: true },
   { name: 'name', type: 'string', required: true },
   { name: 'score', type: 'integer' },
@@ -75,7 +80,10 @@ await forEachDatabase('schema changes', (target) => {
   const patch = <T>(id: string, body: unknown, query = '') =>
     h.api<T>('PATCH', `/datasets/${id}${query}`, body);
   /** PROPS with `edit` applied to the property named `name` (undefined drops it). */
-  const propsWith = (edits: Record<string, object | undefined>, added: object[] = []) => [
+  const propsWith = (
+    edits: Record<string, Partial<SentProperty> | undefined>,
+    added: SentProperty[] = [],
+  ): SentProperty[] => [
     ...PROPS.flatMap((p) => {
       if (!(p.name in edits)) return [p];
       const edit = edits[p.name];
@@ -408,6 +416,59 @@ await forEachDatabase('schema changes', (target) => {
       ],
     );
     assert.equal((await dataset(id)).schemaVersion, 2);
+  });
+
+  void it('a change that another commit overtakes answers 409, changes nothing and leaves no table', async () => {
+    const id = await loaded();
+    const row = await h.database.db
+      .selectFrom('datasets')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const caller = {
+      appId: row.created_by_app_id,
+      workspaceId: row.workspace_id,
+      ownerUserId: row.created_by_user_id,
+    };
+    const real = h.services.records;
+    // While the new table is built, another schema change commits (through the API).
+    const racing = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'createStaging') {
+          return async (...args: Parameters<RecordStore['createStaging']>) => {
+            const writer = await target.createStaging(...args);
+            const other = await patch(id, {
+              schema: { properties: propsWith({ name: { required: false } }) },
+            });
+            assert.equal(other.status, 200, other.text);
+            return writer;
+          };
+        }
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    await assert.rejects(
+      changeSchema(
+        h.database.db,
+        racing,
+        caller,
+        id,
+        { schema: { properties: propsWith({ note: undefined }) } },
+        false,
+      ),
+      (err: unknown) => err instanceof ProblemError && err.code === 'dataset_changed_meanwhile',
+    );
+    const after = await dataset(id);
+    assert.equal(after.schemaVersion, 2);
+    assert.deepEqual(
+      after.datasetSchema.properties.map((p) => p.name),
+      PROPS.map((p) => p.name),
+      'the overtaken change (a drop) was not made',
+    );
+    const tables = await real.listTables(id);
+    assert.deepEqual(tables, [row.records_table], 'the table of the overtaken change was dropped');
+    assert.equal((await allRecords(h, id)).length, 3);
   });
 
   void it('changes the schema of a dataset without records, with no table', async () => {
