@@ -127,6 +127,26 @@ export const ERROR_CODES = {
     kind: 'conflict',
     meaning: 'mode=upsert or mode=delete on a dataset without a primary key',
   },
+  primary_key_change: {
+    kind: 'conflict',
+    meaning: 'A schema change would change the primary key or one of its properties',
+  },
+  type_narrowing: {
+    kind: 'conflict',
+    meaning: "A schema change would change a property's type other than by widening it",
+  },
+  property_made_required: {
+    kind: 'conflict',
+    meaning: 'A schema change would make a property the records held may lack required',
+  },
+  values_do_not_fit: {
+    kind: 'conflict',
+    meaning: "Values the dataset holds do not fit a widened property's new type",
+  },
+  dataset_changed_meanwhile: {
+    kind: 'conflict',
+    meaning: 'A load or another schema change committed while the schema change ran; send it again',
+  },
   upload_url_used: { kind: 'conflict', meaning: 'The upload URL already received its file' },
   upload_in_progress: { kind: 'conflict', meaning: 'Another PUT is streaming to this upload URL now' },
   upload_session_ended: { kind: 'conflict', meaning: 'The resumable session is complete or closed' },

@@ -79,8 +79,10 @@ await forEachDatabase('datasets', (target) => {
         'description',
         'name',
         'recordCount',
+        'schemaVersion',
       ].sort(),
     );
+    assert.equal(d.schemaVersion, 1);
     assert.equal(d.name, 'Voters');
     assert.equal(d.description, 'Contact list');
     assert.equal(d.recordCount, 0);

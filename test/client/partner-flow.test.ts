@@ -110,6 +110,28 @@ await forEachDatabase('client package', (target) => {
     assert.equal(csv.trimEnd().split('\r\n').length, 26);
     const ndjson = await text(await dx.downloadRecords(created.datasetId, 'json'));
     assert.deepEqual(JSON.parse(ndjson.split('\n')[0] ?? ''), { id: 1, name: 'N1', active: false });
+
+    // A schema change: previewed (nothing changes), then made; the records follow it.
+    const schema = {
+      properties: [
+        { name: 'id', type: 'integer' as const, required: true },
+        { name: 'full_name', type: 'string' as const, renamedFrom: 'name' },
+        { name: 'active', type: 'boolean' as const },
+        { name: 'score', type: 'number' as const, required: true, default: 0.5 },
+      ],
+    };
+    const report = await dx.previewSchemaChange(created.datasetId, schema);
+    assert.deepEqual(
+      report.changes.map((c) => c.kind),
+      ['renamed', 'added'],
+    );
+    assert.equal(report.recordsTouched, 25);
+    assert.equal((await dx.getDataset(created.datasetId)).schemaVersion, 1);
+    const changed = await dx.updateDataset(created.datasetId, { schema });
+    assert.equal(changed.schemaVersion, 2);
+    const first: unknown[] = [];
+    for await (const r of dx.records(created.datasetId, { filters: { id: 1 } })) first.push(r);
+    assert.deepEqual(first, [{ id: 1, full_name: 'N1', active: false, score: 0.5 }]);
   });
 
   void it('uploads in resumable slices with progress, from a file, from memory and from a stream', async () => {

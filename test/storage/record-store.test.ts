@@ -144,6 +144,47 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
     ]);
   });
 
+  void it('copies a table under a changed schema: columns cast, renamed, suffixed, values as defaults', async () => {
+    const { table: from } = await load(store, KEYED, [
+      [2, 'b', false, 2.5],
+      [1, 'a', true, null],
+      [9007199254740993n, null, null, -1],
+    ]);
+    const changed: TableSchema = {
+      columns: [
+        { name: 'id', kind: 'int64' },
+        { name: 'id_as_number', kind: 'float64' },
+        { name: 'label', kind: 'text' },
+        { name: 'big', kind: 'int64' },
+        { name: 'flag', kind: 'boolean' },
+        { name: 'nothing', kind: 'text' },
+      ],
+      primaryKey: ['id'],
+    };
+    const table = tableOf();
+    const writer = await store.createStaging(table, changed, undefined, {
+      copyFrom: from,
+      copyColumns: [
+        { from: 'column', column: 'id' },
+        { from: 'column', column: 'id' },
+        { from: 'columnWithSuffix', column: 'name', suffix: "T00:00'x" },
+        { from: 'value', value: -9223372036854775808n },
+        { from: 'value', value: true },
+        { from: 'value', value: null },
+      ],
+    });
+    const result = await writer.finish();
+    assert.equal(result.rowsLoaded, 3);
+    assert.equal(result.rowsCopied, 3);
+    assert.deepEqual(await readAllRows(store, table, changed), [
+      ['1', 1, "aT00:00'x", '-9223372036854775808', true, null],
+      ['2', 2, "bT00:00'x", '-9223372036854775808', true, null],
+      ['9007199254740993', 9007199254740992, null, '-9223372036854775808', true, null],
+    ]);
+    assert.equal(await store.countBeyond(from, 'id', 2n ** 53n), 1);
+    assert.equal(await store.countBeyond(from, 'id', 1n), 2);
+  });
+
   void it('collapses duplicate keys, the last row of each winning, and counts them', async () => {
     // Over several writes and beyond one write's batch, so chunks and COPY pieces are crossed.
     const rows: CellValue[][] = [];

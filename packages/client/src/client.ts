@@ -22,6 +22,8 @@ import {
 import type {
   Dataset,
   DatasetChanges,
+  SchemaChange,
+  SchemaChangeReport,
   DatasetRecord,
   DatasetTag,
   Job,
@@ -135,8 +137,17 @@ export class DxClient {
     return this.http.json('GET', `/datasets/${enc(datasetId)}`);
   }
 
+  /** Renames or re-describes a dataset, or changes its schema (with `schema`: the whole new one). */
   updateDataset(datasetId: string, changes: DatasetChanges): Promise<Dataset> {
     return this.http.json('PATCH', `/datasets/${enc(datasetId)}`, { json: changes });
+  }
+
+  /** What changing a dataset's schema to `schema` would do; nothing is changed (dryRun=true). */
+  previewSchemaChange(datasetId: string, schema: SchemaChange): Promise<SchemaChangeReport> {
+    return this.http.json('PATCH', `/datasets/${enc(datasetId)}`, {
+      query: { dryRun: 'true' },
+      json: { schema },
+    });
   }
 
   async deleteDataset(datasetId: string): Promise<void> {

@@ -57,6 +57,12 @@ export interface Dataset extends JsonOf<DatasetPath['get'], 200> {}
 export interface NewDataset extends BodyOf<DatasetsPath['post']> {}
 /** The body of PATCH /datasets/:id (at least one field). */
 export interface DatasetChanges extends BodyOf<DatasetPath['patch']> {}
+/** What a schema change would do (PATCH /datasets/:id?dryRun=true with a schema); nothing changed. */
+export interface SchemaChangeReport extends Is<
+  Extract<JsonOf<DatasetPath['patch'], 200>, { dryRun: true }>
+> {}
+/** A dataset's new schema, as PATCH /datasets/:id takes it (renames and defaults included). */
+export interface SchemaChange extends Is<NonNullable<DatasetChanges['schema']>> {}
 /** A tag: an app that may see a dataset. */
 export interface DatasetTag extends ItemOf<Dataset['datasetTags']> {}
 /** An app a dataset may be tagged with (GET /datasets/tags). */

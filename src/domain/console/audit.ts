@@ -45,6 +45,8 @@ export const AUDIT_ACTIONS = [
   'dataset.deleted',
   // An app, through the API, removed the tag of the app that created a dataset (datasets/tags.ts).
   'dataset.creator_untagged',
+  // An app, through the API, changed a dataset's schema (datasets/change-schema.ts).
+  'dataset.schema_changed',
   // A workspace's own settings (routes/console/workspace-key.ts, installations.ts, members.ts).
   'workspace_key.rotated',
   'workspace.renamed',
@@ -88,6 +90,7 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'dataset.apps_changed': 'Changed which apps see a dataset',
   'dataset.deleted': 'Deleted a dataset',
   'dataset.creator_untagged': "Removed the creating app's access to a dataset",
+  'dataset.schema_changed': "Changed a dataset's schema",
   'workspace_key.rotated': 'Rotated the Workspace Key',
   'workspace.renamed': 'Renamed the workspace',
   'app.connected': 'Connected an app',

@@ -6,7 +6,7 @@
 // how it renders as JSON and how a filter value parses. The type's name comes from its key, so
 // the entry is all there is to add; a missing field, or a table or switch elsewhere keyed by the
 // types, fails the typecheck until the new type is handled.
-import type { CellValue, ReadValue, ValueKind } from '../../storage/records/record-store.js';
+import type { CellValue, CopiedColumn, ReadValue, ValueKind } from '../../storage/records/record-store.js';
 import {
   booleanFromText,
   int64,
@@ -157,4 +157,31 @@ export function describeBadText(type: PropertyType, text: string): string {
 /** Why a JSON value was refused. */
 export function describeBadJson(type: PropertyType, value: unknown): string {
   return COLUMN_TYPES[type].badJson(value);
+}
+
+/** How a property's values change type when a schema change widens it (schema-change.ts). */
+export interface Widening {
+  /** The copied column of the records table, from the old column. */
+  copy: (column: string) => CopiedColumn;
+  /** For an int64 source: values beyond ±bound do not fit the new type (they would lose digits). */
+  beyond?: bigint;
+}
+
+/** 2^53: integers beyond it lose digits as a number (a 64-bit float). */
+const EXACT_FLOAT = 2n ** 53n;
+
+/**
+ * The type changes a schema change accepts: each keeps every value (a date becomes midnight UTC
+ * of its day, in the datetime's stored form). Any other change of type is refused (narrowing).
+ */
+export const WIDENINGS: Readonly<Partial<Record<PropertyType, Partial<Record<PropertyType, Widening>>>>> = {
+  integer: { number: { copy: (column) => ({ from: 'column', column }), beyond: EXACT_FLOAT } },
+  date: {
+    datetime: { copy: (column) => ({ from: 'columnWithSuffix', column, suffix: 'T00:00:00.000000' }) },
+  },
+};
+
+/** The widening from one type to another, if the change is one. */
+export function wideningOf(from: PropertyType, to: PropertyType): Widening | undefined {
+  return WIDENINGS[from]?.[to];
 }

@@ -141,13 +141,30 @@ export async function findVisibleDatasetWithSchema(
   caller: DatasetReader,
   datasetId: string,
 ): Promise<{ row: DatasetRow; schema: DatasetSchema }> {
-  const found = await visible(db, caller)
+  const found = await withSchema(visible(db, caller), datasetId);
+  if (found === undefined)
+    throw problem('notFound', `Dataset ${datasetId} not found.`, { code: 'dataset_not_found' });
+  return found;
+}
+
+/** A dataset's row with its schema, read in one query (they change together); undefined if none. */
+export function datasetWithSchema(
+  db: Db,
+  datasetId: string,
+): Promise<{ row: DatasetRow; schema: DatasetSchema } | undefined> {
+  return withSchema(db.selectFrom('datasets as d').selectAll('d'), datasetId);
+}
+
+async function withSchema(
+  rows: ReturnType<typeof visible>,
+  datasetId: string,
+): Promise<{ row: DatasetRow; schema: DatasetSchema } | undefined> {
+  const found = await rows
     .innerJoin('dataset_schemas as s', 's.dataset_id', 'd.id')
     .select(['s.properties as schema_properties', 's.primary_key as schema_primary_key'])
     .where('d.id', '=', datasetId)
     .executeTakeFirst();
-  if (found === undefined)
-    throw problem('notFound', `Dataset ${datasetId} not found.`, { code: 'dataset_not_found' });
+  if (found === undefined) return undefined;
   const { schema_properties: properties, schema_primary_key: primaryKey, ...row } = found;
   return {
     row,

@@ -24,6 +24,8 @@ export interface Dataset {
   createdByWorkspace: WorkspaceSummary;
   datasetTags: DatasetTag[];
   datasetSchema: { datasetSchemaId: number; properties: SchemaProperty[]; primaryKey: string[] };
+  /** 1 when defined, bumped by each schema change. */
+  schemaVersion: number;
 }
 
 /** A dataset's row with what its view needs besides its tags: its schema, creator and workspace. */
@@ -84,5 +86,6 @@ export async function viewDatasets(db: Db, rows: DatasetViewRow[]): Promise<Data
       properties: JSON.parse(row.schema_properties) as SchemaProperty[],
       primaryKey: JSON.parse(row.schema_primary_key) as string[],
     },
+    schemaVersion: Number(row.schema_version),
   }));
 }

@@ -6,8 +6,8 @@ import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { DatasetRow, ExportFormat, Tables } from '../../storage/db/tables.js';
 import type { RecordStore } from '../../storage/records/record-store.js';
-import { datasetSchemaOf } from '../datasets/datasets.js';
-import { tableSchemaOf } from '../datasets/schema.js';
+import { datasetSchemaOf, datasetWithSchema } from '../datasets/datasets.js';
+import { tableSchemaOf, type DatasetSchema } from '../datasets/schema.js';
 import { csvHeader } from './render.js';
 
 export type { ExportFormat };
@@ -30,14 +30,19 @@ export async function createExportLink(
   nowSeconds: number,
 ): Promise<ExportLink> {
   const expiresAt = nowSeconds + EXPORT_LINK_TTL_SECONDS;
+  // The generation, its table and the schema's properties in one read, since a schema change
+  // swaps them together: the link pins a table with the columns of the properties it keeps.
+  const now = await datasetWithSchema(db, ds.id);
+  const pinned = now?.row ?? ds;
   const { id } = await db
     .insertInto('dataset_export_links')
     .values({
       dataset_id: ds.id,
-      generation: ds.generation,
-      table_name: ds.records_table,
+      generation: pinned.generation,
+      table_name: pinned.records_table,
       format,
       expires_at: expiresAt * 1000,
+      ...(now !== undefined ? { properties: JSON.stringify(now.schema.properties) } : {}),
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -63,13 +68,18 @@ export async function openExport(
 ): Promise<Readable | null> {
   const link = await db
     .selectFrom('dataset_export_links')
-    .select(['table_name'])
+    .select(['table_name', 'properties'])
     .where('id', '=', linkId)
     .where('dataset_id', '=', datasetId)
     .where('format', '=', format)
     .executeTakeFirst();
   if (link === undefined) return null;
-  const schema = await datasetSchemaOf(db, datasetId);
+  const current = await datasetSchemaOf(db, datasetId);
+  // The schema the link was made under (its table's columns), whatever changed since.
+  const schema =
+    link.properties === null
+      ? current
+      : { ...current, properties: JSON.parse(link.properties) as DatasetSchema['properties'] };
   const header = format === 'csv' ? csvHeader(schema.properties) : '';
   if (link.table_name === null) return Readable.from([Buffer.from(header)], { objectMode: false });
   const rows = records.streamText(link.table_name, tableSchemaOf(schema), format);

@@ -17,7 +17,12 @@ import {
   DatasetParams,
   NewDatasetBody,
   PatchDatasetBody,
+  PatchDatasetQuery,
+  SchemaChangeReport,
 } from '../schemas/datasets.js';
+import { changeSchema } from '../../domain/datasets/change-schema.js';
+import { problem } from '../../errors.js';
+import { Type } from 'typebox';
 
 const security = [{ accessToken: [] }];
 
@@ -87,16 +92,37 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
     '/datasets/:id',
     {
       schema: {
-        summary: 'Rename or re-describe a dataset',
+        summary: 'Rename or re-describe a dataset, or change its schema',
+        description:
+          'With `schema`, the schema changes in one step with its records (docs/loading.md, "Changing a schema"); with dryRun=true the answer is a SchemaChangeReport and nothing changes.',
         operationId: 'updateDataset',
         tags: ['datasets'],
         security,
         params: DatasetParams,
+        querystring: PatchDatasetQuery,
         body: ref(PatchDatasetBody),
-        response: { 200: ref(Dataset), ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404) },
+        response: {
+          200: Type.Union([ref(Dataset), ref(SchemaChangeReport)], {
+            description: 'The dataset; with dryRun=true, what the schema change would do',
+          }),
+          ...problems(...JSON_BODY_PROBLEMS, 401, 403, 404, 409),
+        },
       },
     },
-    async (request) => updateDataset(deps.db, installationOf(request), request.params.id, request.body),
+    async (request) => {
+      const caller = installationOf(request);
+      const dryRun = request.query.dryRun === 'true';
+      const { schema, ...names } = request.body;
+      if (schema === undefined) {
+        if (dryRun) {
+          throw problem('invalid', 'dryRun=true reports what a schema change would do; send a schema.', {
+            errors: { dryRun: ['only with a schema'] },
+          });
+        }
+        return updateDataset(deps.db, caller, request.params.id, names);
+      }
+      return changeSchema(deps.db, deps.records, caller, request.params.id, { ...names, schema }, dryRun);
+    },
   );
 
   app.delete(

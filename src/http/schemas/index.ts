@@ -15,6 +15,10 @@ import {
   NewDatasetProperty,
   NewDatasetSchema,
   PatchDatasetBody,
+  ReportedSchemaChange,
+  SchemaChange,
+  SchemaChangeProperty,
+  SchemaChangeReport,
   TagApp,
 } from './datasets.js';
 import {
@@ -64,6 +68,10 @@ export const COMPONENTS: readonly Component[] = [
   NewDatasetSchema,
   NewDatasetProperty,
   PatchDatasetBody,
+  SchemaChange,
+  SchemaChangeProperty,
+  SchemaChangeReport,
+  ReportedSchemaChange,
   AppRef,
   TagApp,
   ConnectedAppList,

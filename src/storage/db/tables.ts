@@ -111,8 +111,10 @@ export interface DatasetsTable {
   date_last_record_updated: string | null;
   /** Name of the table that holds the current records; null until the first load. */
   records_table: string | null;
-  /** Bumped by every successful load; paging tokens and exports are tied to it. */
+  /** Bumped by every successful load and schema change; paging tokens and exports are tied to it. */
   generation: number;
+  /** The schema's version: 1 when defined, bumped by every schema change (schema-change.ts). */
+  schema_version: Generated<number>;
 }
 
 export interface DatasetSchemasTable {
@@ -122,6 +124,8 @@ export interface DatasetSchemasTable {
   properties: string;
   /** JSON: [name, ...] */
   primary_key: string;
+  /** What the change to this version did, in words; null for the first version. */
+  last_change: string | null;
 }
 
 export interface DatasetTagsTable {
@@ -248,6 +252,9 @@ export interface DatasetExportLinksTable {
   format: ExportFormat;
   /** Epoch milliseconds. */
   expires_at: number;
+  /** JSON: the schema's properties at the call (the pinned table's columns); null on links made
+   * before schema changes existed, whose dataset's schema is theirs. */
+  properties: string | null;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   INT64_MIN,
   quoteId,
   type CellValue,
+  type CopiedColumn,
   type ReadValue,
   type TableSchema,
   type ValueKind,
@@ -73,4 +74,36 @@ export const BIND: Record<RecordEngine, (v: CellValue) => unknown> = {
 /** The column definitions of a table's schema, after the hidden row-order column. */
 export function columnDefinitions(schema: TableSchema, engine: RecordEngine): string {
   return schema.columns.map((c) => `${quoteId(c.name)} ${KINDS[c.kind][engine].sqlType}`).join(', ');
+}
+
+/**
+ * The select list that copies a table into one of `schema` (StagingOptions.copyColumns): each
+ * column from its source, cast to its kind's type; values as parameters, named by `placeholder`
+ * (SQLite's `?`, PostgreSQL's `$n`), in the order of `params`.
+ */
+export function copiedSelect(
+  schema: TableSchema,
+  sources: CopiedColumn[],
+  engine: RecordEngine,
+  placeholder: (n: number) => string,
+): { select: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const param = (v: unknown) => {
+    params.push(v);
+    return placeholder(params.length);
+  };
+  const select = schema.columns.map((c, i) => {
+    const source = sources[i];
+    if (source === undefined) throw new Error(`no source for column ${c.name}`);
+    const type = KINDS[c.kind][engine].sqlType;
+    switch (source.from) {
+      case 'column':
+        return `cast(${quoteId(source.column)} as ${type})`;
+      case 'columnWithSuffix':
+        return `(${quoteId(source.column)} || cast(${param(source.suffix)} as text))`;
+      case 'value':
+        return `cast(${param(BIND[engine](source.value))} as ${type})`;
+    }
+  });
+  return { select: select.join(', '), params };
 }

@@ -10,7 +10,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Kysely } from 'kysely';
 import type { ExportFormat, Tables } from '../db/tables.js';
 import { formatCopyRows } from './copy-text.js';
-import { columnDefinitions } from './kinds.js';
+import { columnDefinitions, copiedSelect } from './kinds.js';
 import { RecordReader } from './read.js';
 import { postgresText } from './text-postgres.js';
 import {
@@ -72,8 +72,15 @@ export class PostgresRecordStore implements RecordStore {
         const last = await client.query<{ m: string }>(
           `select coalesce(max(${quoteId(ROW_COLUMN)}), 0) as m from ${source}`,
         );
+        // Under a changed schema, each column from its source (kinds.ts); else the same columns.
+        const { select, params } =
+          options.copyColumns === undefined
+            ? { select: columns, params: [] }
+            : copiedSelect(schema, options.copyColumns, 'postgres', (n) => `$${n}`);
+        const selected = options.copyColumns === undefined ? select : `${quoteId(ROW_COLUMN)}, ${select}`;
         const res = await client.query(
-          `insert into ${quoteId(table)} (${columns}) select ${columns} from ${source}`,
+          `insert into ${quoteId(table)} (${columns}) select ${selected} from ${source}`,
+          params,
         );
         copied = { rows: res.rowCount ?? 0, lastRow: Number(last.rows[0]?.m ?? 0) };
         signal?.throwIfAborted();
@@ -112,6 +119,10 @@ export class PostgresRecordStore implements RecordStore {
 
   readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]> {
     return this.reader.readAll(table, schema);
+  }
+
+  countBeyond(table: string, column: string, bound: bigint): Promise<number> {
+    return this.reader.countBeyond(table, column, bound);
   }
 
   streamText(table: string, schema: TableSchema, format: ExportFormat): Readable {

@@ -74,6 +74,16 @@ export class RecordReader {
     }
   }
 
+  /** How many values of an int64 column lie beyond ±`bound` (one scan; nulls are not counted). */
+  async countBeyond(table: string, column: string, bound: bigint): Promise<number> {
+    const bind = BIND[this.engine];
+    const ref = sql.ref(column);
+    const { rows } = await sql<{ n: number | string }>`
+      select count(*) as n from ${sql.table(table)}
+       where ${ref} > ${bind(bound)} or ${ref} < ${bind(-bound)}`.execute(this.db);
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /** The indexes of `rows` whose primary key `table` holds, ascending: one query, probing the
    * table's unique key index once per row. */
   async keysHeld(table: string, schema: TableSchema, rows: readonly CellValue[][]): Promise<number[]> {

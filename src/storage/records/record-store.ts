@@ -78,12 +78,26 @@ export interface StagingOptions {
    * upsert build on the dataset's records): they keep their order, and written rows are numbered
    * after them, so a written row replaces a copied row of the same key and follows them without one. */
   copyFrom?: string;
+  /** With `copyFrom`, where each column of the new table (aligned with `schema.columns`) takes its
+   * values from in the copied table, when its columns are not the same (a schema change): rows
+   * keep their numbers, so the copy keeps their order. Copied in SQL, no row through the process. */
+  copyColumns?: CopiedColumn[];
   /** What `write` takes: rows of the table (`records`, the default), or primary-key values
    * (`keysToDelete`: rows aligned with `schema.primaryKey`, which must not be empty). Keys are
    * numbered after the copied rows like records; `finish` deletes the copied rows they name, then
    * the keys themselves, so the table ends holding the copied rows no key named (a delete by key). */
   writes?: 'records' | 'keysToDelete';
 }
+
+/** Where a column of a table copied under a changed schema takes its values from. */
+export type CopiedColumn =
+  /** A column of the copied table, converted to the new column's kind when that differs (its
+   * values must fit: an int64 beyond 2^53 loses digits as a float64, see `countBeyond`). */
+  | { from: 'column'; column: string }
+  /** A text column of the copied table with `suffix` appended (null stays null). */
+  | { from: 'columnWithSuffix'; column: string; suffix: string }
+  /** The same value in every row (null, or a default). */
+  | { from: 'value'; value: CellValue };
 
 /** The columns `write` takes, after the hidden row number: every column, or the key's. */
 export function writtenColumns(schema: TableSchema, options: StagingOptions): string[] {
@@ -120,6 +134,8 @@ export interface RecordStore {
   readPage(table: string, schema: TableSchema, query: PageQuery): Promise<ReadRow[]>;
   /** Every row of a committed table in the order of its pages, a batch of rows at a time. */
   readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]>;
+  /** How many values of the int64 column `column` of a committed table lie beyond ±`bound`. */
+  countBeyond(table: string, column: string, bound: bigint): Promise<number>;
   /**
    * Every row of a committed table as UTF-8 text, in the order of its pages, read from one snapshot
    * (a table dropped meanwhile is still read to its end), with backpressure. `csv`: RFC 4180 lines

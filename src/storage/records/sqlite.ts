@@ -14,7 +14,7 @@ import { sql, type Kysely } from 'kysely';
 import { openSqliteConnection } from '../db/database.js';
 import { whenUnlocked } from '../db/sqlite-dialect.js';
 import type { ExportFormat, Tables } from '../db/tables.js';
-import { BIND, columnDefinitions } from './kinds.js';
+import { BIND, columnDefinitions, copiedSelect } from './kinds.js';
 import { RecordReader } from './read.js';
 import { finishKey, finishKeyOnThread, KEY_THREAD_ROWS, type KeyWork } from './sqlite-key.js';
 import { sqliteText } from './text-sqlite.js';
@@ -23,6 +23,7 @@ import {
   ROW_COLUMN,
   tablePrefix,
   type CellValue,
+  type CopiedColumn,
   type PageQuery,
   type ReadRow,
   type ReadValue,
@@ -81,7 +82,7 @@ export class SqliteRecordStore implements RecordStore {
         ),
       );
       if (options.copyFrom !== undefined)
-        copied = await copyRows(conn, options.copyFrom, table, schema, signal);
+        copied = await copyRows(conn, options.copyFrom, table, schema, options.copyColumns, signal);
     } catch (err) {
       conn.close();
       if (options.copyFrom !== undefined) await this.dropTable(table);
@@ -102,6 +103,10 @@ export class SqliteRecordStore implements RecordStore {
 
   readAll(table: string, schema: TableSchema): AsyncGenerator<ReadValue[][]> {
     return this.reader.readAll(table, schema);
+  }
+
+  countBeyond(table: string, column: string, bound: bigint): Promise<number> {
+    return this.reader.countBeyond(table, column, bound);
   }
 
   streamText(table: string, schema: TableSchema, format: ExportFormat): Readable {
@@ -130,11 +135,18 @@ async function copyRows(
   from: string,
   to: string,
   schema: TableSchema,
+  sources: CopiedColumn[] | undefined,
   signal?: AbortSignal,
 ): Promise<{ rows: number; lastRow: number }> {
   const columns = [ROW_COLUMN, ...schema.columns.map((c) => c.name)].map(quoteId).join(', ');
+  // Under a changed schema, each column from its source (kinds.ts); else the same columns.
+  const { select, params } =
+    sources === undefined
+      ? { select: columns, params: [] }
+      : copiedSelect(schema, sources, 'sqlite', () => '?');
+  const selected = sources === undefined ? select : `${quoteId(ROW_COLUMN)}, ${select}`;
   const copyChunk = conn.prepare(
-    `insert into ${quoteId(to)} (${columns}) select ${columns} from ${quoteId(from)}
+    `insert into ${quoteId(to)} (${columns}) select ${selected} from ${quoteId(from)}
       where ${quoteId(ROW_COLUMN)} > ? order by ${quoteId(ROW_COLUMN)} limit ${COPY_ROWS_PER_CHUNK}`,
   );
   const lastRow = conn.prepare(`select coalesce(max(${quoteId(ROW_COLUMN)}), 0) as m from ${quoteId(to)}`);
@@ -142,7 +154,7 @@ async function copyRows(
   let last = 0;
   for (;;) {
     signal?.throwIfAborted();
-    const changes = await whenUnlocked(conn.transaction(() => copyChunk.run(last).changes));
+    const changes = await whenUnlocked(conn.transaction(() => copyChunk.run(...params, last).changes));
     if (changes === 0) return { rows, lastRow: last };
     rows += changes;
     last = (lastRow.get() as { m: number }).m;

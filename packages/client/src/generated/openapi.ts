@@ -285,7 +285,10 @@ export interface paths {
         delete: operations["deleteDataset"];
         options?: never;
         head?: never;
-        /** Rename or re-describe a dataset */
+        /**
+         * Rename or re-describe a dataset, or change its schema
+         * @description With `schema`, the schema changes in one step with its records (docs/loading.md, "Changing a schema"); with dryRun=true the answer is a SchemaChangeReport and nothing changes.
+         */
         patch: operations["updateDataset"];
         trace?: never;
     };
@@ -515,7 +518,7 @@ export interface components {
              * @description What went wrong, stable and machine-readable (docs/api.md, "Error codes"); new codes may be added
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_json" | "page_token_invalid" | "unauthenticated" | "authorization_missing" | "app_jwt_invalid" | "access_token_invalid" | "access_token_expired" | "forbidden" | "permission_missing" | "workspace_key_mismatch" | "signed_url_invalid" | "signed_url_expired" | "not_found" | "dataset_not_found" | "job_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "dataset_not_empty" | "dataset_has_no_primary_key" | "upload_url_used" | "upload_in_progress" | "upload_session_ended" | "upload_session_moved" | "page_token_stale" | "idempotency_key_in_progress" | "idempotency_key_unreadable" | "gone" | "upload_session_expired" | "too_large" | "file_too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "bad_gateway" | "unavailable" | "gateway_timeout";
+            code: "invalid_request" | "invalid_json" | "page_token_invalid" | "unauthenticated" | "authorization_missing" | "app_jwt_invalid" | "access_token_invalid" | "access_token_expired" | "forbidden" | "permission_missing" | "workspace_key_mismatch" | "signed_url_invalid" | "signed_url_expired" | "not_found" | "dataset_not_found" | "job_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "dataset_not_empty" | "dataset_has_no_primary_key" | "primary_key_change" | "type_narrowing" | "property_made_required" | "values_do_not_fit" | "dataset_changed_meanwhile" | "upload_url_used" | "upload_in_progress" | "upload_session_ended" | "upload_session_moved" | "page_token_stale" | "idempotency_key_in_progress" | "idempotency_key_unreadable" | "gone" | "upload_session_expired" | "too_large" | "file_too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "bad_gateway" | "unavailable" | "gateway_timeout";
             /** @description What went wrong and what to do, in words */
             detail: string;
             /** @description Field path (or header name) → messages; empty unless the request was invalid */
@@ -614,6 +617,8 @@ export interface components {
             createdByWorkspace: components["schemas"]["WorkspaceSummary"];
             datasetTags: components["schemas"]["DatasetTag"][];
             datasetSchema: components["schemas"]["DatasetSchema"];
+            /** @description The schema's version: 1 when defined, bumped by each schema change */
+            schemaVersion: number;
         };
         /** @description A list of Dataset */
         DatasetList: {
@@ -668,6 +673,49 @@ export interface components {
         DatasetUpdate: {
             name?: string;
             description?: string;
+            schema?: components["schemas"]["SchemaChange"];
+        };
+        /** @description The whole new schema (docs/loading.md, "Changing a schema"): a property absent from it is dropped, one not in the current schema is added, unless it names the property it renames */
+        SchemaChange: {
+            properties: components["schemas"]["SchemaChangeProperty"][];
+            /** @description Absent: the current primary key, which cannot change */
+            primaryKey?: string[];
+        };
+        SchemaChangeProperty: {
+            name: string;
+            /**
+             * @description One of string, integer, boolean, number, date, datetime
+             * @enum {string}
+             */
+            type: "string" | "integer" | "boolean" | "number" | "date" | "datetime";
+            required?: boolean;
+            /** @description The current property this one renames: its values are kept under the new name */
+            renamedFrom?: string;
+            /** @description A new property's value in the records held, as JSON of its type; required for a new required property */
+            default?: unknown;
+        };
+        /** @description What a schema change would do (dryRun=true); nothing was changed */
+        SchemaChangeReport: {
+            /** @enum {boolean} */
+            dryRun: true;
+            schemaVersion: number;
+            newSchemaVersion: number;
+            changes: components["schemas"]["ReportedSchemaChange"][];
+            /** @description Records the change would rewrite */
+            recordsTouched: number;
+            /** @description Values held that would not fit; above 0 the change is refused (409 values_do_not_fit) */
+            valuesNotFitting: number;
+        };
+        ReportedSchemaChange: {
+            /**
+             * @description added, madeOptional, widened, renamed or dropped
+             * @enum {string}
+             */
+            kind: "added" | "madeOptional" | "widened" | "renamed" | "dropped";
+            /** @description The property, by its name in the new schema (the old one if dropped) */
+            property: string;
+            description: string;
+            valuesNotFitting: number;
         };
         /** @description An app, by platformAppId (or movementAppId) */
         AppRef: {
@@ -948,6 +996,10 @@ export type NewDataset = components['schemas']['NewDataset'];
 export type NewDatasetSchema = components['schemas']['NewDatasetSchema'];
 export type NewDatasetProperty = components['schemas']['NewDatasetProperty'];
 export type DatasetUpdate = components['schemas']['DatasetUpdate'];
+export type SchemaChange = components['schemas']['SchemaChange'];
+export type SchemaChangeProperty = components['schemas']['SchemaChangeProperty'];
+export type SchemaChangeReport = components['schemas']['SchemaChangeReport'];
+export type ReportedSchemaChange = components['schemas']['ReportedSchemaChange'];
 export type AppRef = components['schemas']['AppRef'];
 export type ConnectedApp = components['schemas']['ConnectedApp'];
 export type ConnectedAppList = components['schemas']['ConnectedAppList'];
@@ -2123,7 +2175,10 @@ export interface operations {
     };
     updateDataset: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: report what the schema change would do (a SchemaChangeReport), change nothing */
+                dryRun?: boolean;
+            };
             header?: never;
             path: {
                 /** @description The datasetId */
@@ -2137,13 +2192,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A dataset: its definition and record count */
+            /** @description The dataset; with dryRun=true, what the schema change would do */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Dataset"];
+                    "application/json": components["schemas"]["Dataset"] | components["schemas"]["SchemaChangeReport"];
                 };
             };
             /** @description Bad Request */
@@ -2175,6 +2230,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,8 +1,9 @@
 // The swap: in ONE short transaction the dataset points at its new records table, its generation,
 // count and last-update time change, the old table goes to the retirement ledger, and the job
-// becomes Completed. Either all of it happens or none (a crash before commit re-runs the job).
+// becomes Completed (a schema change swaps its rebuilt table in the same way, swapGeneration). Either all of it happens or none (a crash before commit re-runs the job).
 import type { Kysely } from 'kysely';
 import type { DatasetRow, Tables } from '../../../storage/db/tables.js';
+import { swapGeneration } from '../../datasets/generations.js';
 import { nowTimestamp } from '../../../lib/time.js';
 import type { Db } from '../../identity/users.js';
 import { transitionJobIn } from '../jobs.js';
@@ -17,6 +18,8 @@ export interface CommitRequest {
   mode: LoadMode;
   /** The dataset's generation when the job started; a mode may need it unchanged. */
   startGeneration: number;
+  /** The dataset's schema version when the job started: the commit fails if it moved. */
+  startSchemaVersion: number;
   table: string;
   rowsLoaded: number;
   log: LogData;
@@ -31,30 +34,25 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
   for (let attempt = 0; attempt < 5; attempt++) {
     const ds = await db
       .selectFrom('datasets')
-      .select(['generation', 'record_count', 'records_table'])
+      .select(['generation', 'record_count', 'records_table', 'schema_version'])
       .where('id', '=', req.datasetId)
       .executeTakeFirst();
     if (ds === undefined) throw new JobFailure('The dataset was deleted while loading.');
+    if (ds.schema_version !== req.startSchemaVersion) {
+      throw new JobFailure(
+        await schemaChangedMessage(db, req.datasetId, req.startSchemaVersion, ds.schema_version),
+      );
+    }
     checkModeOnCommit(req.mode, ds, req.startGeneration);
     const now = nowTimestamp();
     const outcome = await db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('datasets')
-        .set({
-          ...recordsAfter(req),
-          generation: ds.generation + 1,
-          date_last_record_updated: now,
-        })
-        .where('id', '=', req.datasetId)
-        .where('generation', '=', ds.generation)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) return 'retry' as const;
-      if (ds.records_table !== null && ds.records_table !== req.table) {
-        await trx
-          .insertInto('dataset_retired_tables')
-          .values({ table_name: ds.records_table, dataset_id: req.datasetId, retired_at: Date.now() })
-          .execute();
-      }
+      const swapped = await swapGeneration(trx, {
+        datasetId: req.datasetId,
+        from: ds,
+        table: req.table,
+        set: { ...recordsAfter(req), date_last_record_updated: now },
+      });
+      if (!swapped) return 'retry' as const;
       // Throws when another worker owns the job now (our lease lapsed): the swap is undone.
       await completeUnderLease(trx, req);
       return 'done' as const;
@@ -62,6 +60,18 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
     if (outcome === 'done') return ds.generation + 1;
   }
   throw new Error('the dataset kept changing; could not commit the load');
+}
+
+/** Why a load fails when the dataset's schema changed while it ran, naming the (last) change. */
+async function schemaChangedMessage(db: Db, datasetId: string, from: number, to: number): Promise<string> {
+  const row = await db
+    .selectFrom('dataset_schemas')
+    .select('last_change')
+    .where('dataset_id', '=', datasetId)
+    .executeTakeFirst();
+  const change = row?.last_change ?? 'changed';
+  const what = to === from + 1 ? change : `the last change ${change}`;
+  return `The dataset's schema changed while this load ran (version ${from} to ${to}: ${what}); nothing was loaded. Load the file again against the new schema.`;
 }
 
 /** The dataset's records after the commit, by what the mode does to those it held. */

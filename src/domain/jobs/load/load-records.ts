@@ -10,7 +10,7 @@ import {
   type StagingOptions,
   type StagingWriter,
 } from '../../../storage/records/index.js';
-import { datasetSchemaOf } from '../../datasets/datasets.js';
+import { datasetWithSchema } from '../../datasets/datasets.js';
 import { tableSchemaOf } from '../../datasets/schema.js';
 import {
   ErrorCollector,
@@ -49,13 +49,11 @@ export interface LoadContext {
 export async function loadRecords(ctx: LoadContext, input: Readable, format: InputFormat): Promise<LogData> {
   const { db, job } = ctx;
   const options = loadOptionsOf(job);
-  const ds = await db
-    .selectFrom('datasets')
-    .select(['generation', 'record_count', 'records_table'])
-    .where('id', '=', job.dataset_id)
-    .executeTakeFirst();
-  if (ds === undefined) throw new JobFailure('The dataset was deleted.');
-  const schema = await datasetSchemaOf(db, job.dataset_id);
+  // The dataset and its schema in one read: the load runs against this schema version, and its
+  // commit fails if a schema change moved it meanwhile (commit.ts).
+  const found = await datasetWithSchema(db, job.dataset_id);
+  if (found === undefined) throw new JobFailure('The dataset was deleted.');
+  const { row: ds, schema } = found;
   checkModeOnStart(job.mode, { record_count: ds.record_count, primaryKey: schema.primaryKey });
   // append, upsert, delete: the new table starts as a copy of the records of the generation read above.
   const copyFrom = buildsOnCurrentRecords(job.mode) ? ds.records_table : null;
@@ -137,6 +135,7 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
       leaseOwner: ctx.leaseOwner,
       mode: job.mode,
       startGeneration: ds.generation,
+      startSchemaVersion: ds.schema_version,
       log,
       ...(errorData !== undefined ? { errorData } : {}),
     };
