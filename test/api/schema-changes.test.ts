@@ -7,9 +7,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { changeSchema } from '../../src/domain/datasets/change-schema.js';
+import { BUILD_ALLOWANCE_MS, ledgerBuiltTable } from '../../src/domain/datasets/generations.js';
+import { dropRetiredTables, RETIRED_TABLE_GRACE_MS } from '../../src/worker/sweep.js';
 import type { SchemaUpdateInput } from '../../src/domain/datasets/schema-change.js';
 import { ProblemError } from '../../src/errors.js';
-import type { RecordStore } from '../../src/storage/records/index.js';
+import { tablePrefix, type RecordStore } from '../../src/storage/records/index.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { allRecords, uploadAndWait } from '../support/loading.js';
@@ -469,6 +471,95 @@ await forEachDatabase('schema changes', (target) => {
     const tables = await real.listTables(id);
     assert.deepEqual(tables, [row.records_table], 'the table of the overtaken change was dropped');
     assert.equal((await allRecords(h, id)).length, 3);
+  });
+
+  void it('a table being built is in the ledger dated a day ahead, and leaves it once swapped in', async () => {
+    const id = await loaded();
+    const before = await h.database.db
+      .selectFrom('datasets')
+      .select('records_table')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const ledger = () =>
+      h.database.db
+        .selectFrom('dataset_retired_tables')
+        .select(['table_name', 'retired_at'])
+        .where('dataset_id', '=', id)
+        .execute();
+    const sweepDeps = { db: h.database.db, records: h.services.records, objects: h.services.objects };
+    const real = h.services.records;
+    let seen: { table_name: string; retired_at: number } | undefined;
+    let keptMeanwhile = false;
+    const watched = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'createStaging') {
+          return async (...args: Parameters<RecordStore['createStaging']>) => {
+            seen = (await ledger()).find((e) => e.table_name === args[0]);
+            await dropRetiredTables(sweepDeps, Date.now());
+            const writer = await target.createStaging(...args);
+            await dropRetiredTables(sweepDeps, Date.now() + RETIRED_TABLE_GRACE_MS + 1000);
+            keptMeanwhile = (await ledger()).some((e) => e.table_name === args[0]);
+            return writer;
+          };
+        }
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const row = await h.database.db
+      .selectFrom('datasets')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const caller = {
+      appId: row.created_by_app_id,
+      workspaceId: row.workspace_id,
+      ownerUserId: row.created_by_user_id,
+    };
+    await changeSchema(
+      h.database.db,
+      watched,
+      caller,
+      id,
+      { schema: { properties: propsWith({ note: undefined }) } },
+      false,
+    );
+    assert.ok(seen !== undefined, 'the table being built is in the ledger');
+    assert.ok(Number(seen.retired_at) >= Date.now() + BUILD_ALLOWANCE_MS - 60_000, 'dated a day ahead');
+    assert.ok(keptMeanwhile, 'the sweep leaves it while it is built');
+    const after = await h.database.db
+      .selectFrom('datasets')
+      .select('records_table')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    assert.equal(after.records_table, seen.table_name);
+    assert.deepEqual(
+      (await ledger()).map((e) => e.table_name),
+      [before.records_table],
+      'only the table it replaced is in the ledger',
+    );
+  });
+
+  void it('a table a crash left unswapped is dropped by the sweep a day later', async () => {
+    const id = await loaded();
+    const real = h.services.records;
+    const sweepDeps = { db: h.database.db, records: real, objects: h.services.objects };
+    // What a change cut off after its build leaves: a complete table, in the ledger, never swapped in.
+    const left = `${tablePrefix(id)}v9_crashed`;
+    await ledgerBuiltTable(h.database.db, id, left);
+    const staging = await real.createStaging(left, {
+      columns: [{ name: 'id', kind: 'int64' }],
+      primaryKey: ['id'],
+    });
+    await staging.finish();
+    assert.ok((await real.listTables(id)).includes(left));
+    await dropRetiredTables(sweepDeps, Date.now() + RETIRED_TABLE_GRACE_MS + 1000);
+    assert.ok((await real.listTables(id)).includes(left), 'kept within the day');
+    const later = Date.now() + BUILD_ALLOWANCE_MS + RETIRED_TABLE_GRACE_MS + 1000;
+    assert.ok((await dropRetiredTables(sweepDeps, later)) >= 1);
+    assert.ok(!(await real.listTables(id)).includes(left), 'dropped a day later');
+    assert.equal((await dataset(id)).schemaVersion, 1);
+    assert.equal((await allRecords(h, id)).length, 3, 'the records are untouched');
   });
 
   void it('changes the schema of a dataset without records, with no table', async () => {

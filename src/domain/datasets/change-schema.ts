@@ -12,7 +12,7 @@ import { nowTimestamp } from '../../lib/time.js';
 import { audit } from '../console/audit.js';
 import { asServiceDb, consoleDb } from '../console/db.js';
 import { appIdFields } from '../identity/app-id.js';
-import { swapGeneration } from './generations.js';
+import { keepBuiltTable, ledgerBuiltTable, swapGeneration } from './generations.js';
 import { wideningOf, type PropertyType } from './column-types.js';
 import { findVisibleDatasetWithSchema, getDataset, type DatasetCaller } from './datasets.js';
 import { tableSchemaOf } from './schema.js';
@@ -116,14 +116,20 @@ export async function changeSchema(
   let table = row.records_table;
   if (rewrite && row.records_table !== null) {
     table = `${tablePrefix(datasetId)}v${version}_${randomBytes(4).toString('hex')}`;
-    const staging = await records.createStaging(table, tableSchemaOf(plan.schema), undefined, {
-      copyFrom: row.records_table,
-      copyColumns: plan.schema.properties.map((p, i) => copiedColumn(plan.sources[i], p.type)),
-    });
+    await ledgerBuiltTable(db, datasetId, table);
     try {
-      await staging.finish();
+      const staging = await records.createStaging(table, tableSchemaOf(plan.schema), undefined, {
+        copyFrom: row.records_table,
+        copyColumns: plan.schema.properties.map((p, i) => copiedColumn(plan.sources[i], p.type)),
+      });
+      try {
+        await staging.finish();
+      } catch (err) {
+        await staging.abort();
+        throw err;
+      }
     } catch (err) {
-      await staging.abort();
+      await keepBuiltTable(db, table);
       throw err;
     }
   }
@@ -141,6 +147,7 @@ export async function changeSchema(
           set: { ...names, schema_version: version, ...(rewrite ? { date_last_record_updated: now } : {}) },
         });
         if (!done) return false;
+        if (table !== null && table !== row.records_table) await keepBuiltTable(trx, table);
         await trx
           .updateTable('dataset_schemas')
           .set({
@@ -167,7 +174,10 @@ export async function changeSchema(
         return true;
       });
   } finally {
-    if (!swapped && table !== null && table !== row.records_table) await records.dropTable(table);
+    if (!swapped && table !== null && table !== row.records_table) {
+      await records.dropTable(table);
+      await keepBuiltTable(db, table);
+    }
   }
   if (!swapped) {
     throw problem(

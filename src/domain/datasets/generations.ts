@@ -37,3 +37,27 @@ export async function swapGeneration(trx: Db, swap: GenerationSwap): Promise<boo
   }
   return true;
 }
+
+/**
+ * A table built outside a job (a schema change's) goes into the retirement ledger before it is
+ * built, dated `BUILD_ALLOWANCE_MS` ahead: if the process dies before the swap, the sweep drops it
+ * a day later; the swap takes it out of the ledger (`keepBuiltTable`, in the swap's transaction).
+ */
+export const BUILD_ALLOWANCE_MS = 24 * 60 * 60 * 1000;
+
+export async function ledgerBuiltTable(
+  db: Db,
+  datasetId: string,
+  table: string,
+  now = Date.now(),
+): Promise<void> {
+  await db
+    .insertInto('dataset_retired_tables')
+    .values({ table_name: table, dataset_id: datasetId, retired_at: now + BUILD_ALLOWANCE_MS })
+    .execute();
+}
+
+/** Takes a table that `ledgerBuiltTable` entered out of the ledger: it is kept (swapped in) or was dropped. */
+export async function keepBuiltTable(db: Db, table: string): Promise<void> {
+  await db.deleteFrom('dataset_retired_tables').where('table_name', '=', table).execute();
+}
