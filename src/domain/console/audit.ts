@@ -43,6 +43,8 @@ export const AUDIT_ACTIONS = [
   // A workspace's datasets (routes/console/datasets.ts).
   'dataset.apps_changed',
   'dataset.deleted',
+  // A file loaded into a dataset from its page (routes/console/upload.ts).
+  'dataset.file_loaded',
   // An app, through the API, removed the tag of the app that created a dataset (datasets/tags.ts).
   'dataset.creator_untagged',
   // A workspace's own settings (routes/console/workspace-key.ts, installations.ts, members.ts).
@@ -87,6 +89,7 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'proxy_id.revoked': 'Revoked a proxy ID',
   'dataset.apps_changed': 'Changed which apps see a dataset',
   'dataset.deleted': 'Deleted a dataset',
+  'dataset.file_loaded': 'Loaded a file into a dataset',
   'dataset.creator_untagged': "Removed the creating app's access to a dataset",
   'workspace_key.rotated': 'Rotated the Workspace Key',
   'workspace.renamed': 'Renamed the workspace',
