@@ -69,10 +69,11 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
 
   scope.addHook('onSend', async (request, reply) => {
     // Nothing from elsewhere may load, nothing may frame the console, links leak no URL (invitation
-    // tokens), and no page is cached (they show secrets and per-person data).
+    // tokens), and no page is cached (they show secrets and per-person data). The script may send
+    // requests to the console itself only (connect-src: the file form's upload with progress).
     void reply.header(
       'content-security-policy',
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
     void reply.header('x-content-type-options', 'nosniff');
     void reply.header('x-frame-options', 'DENY');
