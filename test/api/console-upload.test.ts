@@ -3,11 +3,12 @@
 // app sees the load through the API; the audit log names who loaded which file. Refused: a form
 // without its CSRF token (or with the token after the file), a viewer, a file over UPLOAD_MAX_BYTES
 // (before reading, and while streaming), a mode the dataset does not allow. A bad file is a failed
-// load with its row errors, never a 500.
+// load with its row errors, never a 500. The load and the file over the limit run again with the
+// files in an S3 bucket (s3rver): the same receiver, through the S3 store's streaming put.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDatabase } from '../support/databases.js';
-import { startFixture, type Fixture } from '../support/fixture.js';
+import { startFixture, startFixtureOnS3, type Fixture } from '../support/fixture.js';
 import { ConsoleBrowser, csrfOf, signedInMember, unescapeHtml } from '../support/console-browser.js';
 import { onboardApp, ownToken } from '../support/onboarding.js';
 import { consoleDb } from '../../src/domain/console/db.js';
@@ -22,12 +23,17 @@ const GOOD = ['id,name', '1,Ada', '2,Bo', ''].join('\n');
 const BAD = ['id,name', '1,Ada', 'x,Bad', '3,Cy', ''].join('\n');
 let counter = 0;
 
-await forEachDatabase('console file upload', (target) => {
+/** The suite on a fixture's store: files on disk, or an S3 bucket (the same route and receiver). */
+function uploadSuite(start: () => Promise<Fixture>, full: boolean) {
   let t: Fixture;
   before(async () => {
-    t = await startFixture(target, { UPLOAD_MAX_BYTES: String(MAX_BYTES) });
+    t = await start();
   });
   after(() => t.close());
+  /** The tests of the route itself, which the store does not change: run once, on disk. */
+  const routeTest = (name: string, fn: () => Promise<void>) => {
+    if (full) test(name, fn);
+  };
 
   const db = () => consoleDb(t.database.db);
 
@@ -143,7 +149,7 @@ await forEachDatabase('console file upload', (target) => {
     assert.match(again.body, /<option value="append" selected>/);
   });
 
-  test('a bad file is a failed load with its row errors, not a 500', async () => {
+  routeTest('a bad file is a failed load with its row errors, not a 500', async () => {
     const s = await setUp('admin');
     const page = await s.b.get(s.page);
     const res = await s.b.postMultipart(s.action, [
@@ -174,78 +180,81 @@ await forEachDatabase('console file upload', (target) => {
     assert.equal((await ended(s.token, jobs[1]!.id)).currentStatus.status, 'Failed');
   });
 
-  test('CSRF: no token, a forged one, or the token after the file is refused and nothing is made', async () => {
-    const s = await setUp('owner');
-    const page = await s.b.get(s.page);
-    const token = csrfOf(page.body);
-    const cases: [string, Parameters<ConsoleBrowser['postMultipart']>[1]][] = [
-      [
-        'none',
+  routeTest(
+    'CSRF: no token, a forged one, or the token after the file is refused and nothing is made',
+    async () => {
+      const s = await setUp('owner');
+      const page = await s.b.get(s.page);
+      const token = csrfOf(page.body);
+      const cases: [string, Parameters<ConsoleBrowser['postMultipart']>[1]][] = [
         [
-          ['mode', 'create'],
-          ['format', 'csv'],
-          ['file', file(GOOD)],
+          'none',
+          [
+            ['mode', 'create'],
+            ['format', 'csv'],
+            ['file', file(GOOD)],
+          ],
         ],
-      ],
-      [
-        'forged',
         [
-          ['_csrf', 'x'.repeat(43)],
-          ['mode', 'create'],
-          ['format', 'csv'],
-          ['file', file(GOOD)],
+          'forged',
+          [
+            ['_csrf', 'x'.repeat(43)],
+            ['mode', 'create'],
+            ['format', 'csv'],
+            ['file', file(GOOD)],
+          ],
         ],
-      ],
-      [
-        'after the file',
         [
-          ['mode', 'create'],
-          ['format', 'csv'],
-          ['file', file(GOOD)],
-          ['_csrf', token],
+          'after the file',
+          [
+            ['mode', 'create'],
+            ['format', 'csv'],
+            ['file', file(GOOD)],
+            ['_csrf', token],
+          ],
         ],
-      ],
-      [
-        'no file',
         [
-          ['mode', 'create'],
-          ['format', 'csv'],
+          'no file',
+          [
+            ['mode', 'create'],
+            ['format', 'csv'],
+          ],
         ],
-      ],
-    ];
-    for (const [name, fields] of cases) {
-      const res = await s.b.postMultipart(s.action, fields);
-      assert.equal(res.statusCode, 403, `${name}: ${res.body}`);
-      assert.match(res.body, /did not come from this console/);
-    }
-    // Another session's token.
-    const other = await signedInMember(t, s.workspaceId, 'owner', `other.${++counter}@example.org`);
-    const otherToken = csrfOf((await other.get(s.page)).body);
-    const res = await s.b.postMultipart(s.action, [
-      ['_csrf', otherToken],
-      ['mode', 'create'],
-      ['format', 'csv'],
-      ['file', file(GOOD)],
-    ]);
-    assert.equal(res.statusCode, 403);
-    // An urlencoded post with a valid token is no file form.
-    const plain = await s.b.post(s.action, { _csrf: token, mode: 'create', format: 'csv' });
-    assert.equal(plain.statusCode, 400, plain.body);
-    // Signed out: refused.
-    const stranger = new ConsoleBrowser(() => t.app);
-    const anon = await stranger.postMultipart(s.action, [
-      ['_csrf', token],
-      ['mode', 'create'],
-      ['format', 'csv'],
-      ['file', file(GOOD)],
-    ]);
-    assert.equal(anon.statusCode, 401);
-    assert.equal((await jobsOf(s.datasetId)).length, 0);
-    const rows = await auditRows(db(), { workspaceId: s.workspaceId, limit: 20 });
-    assert.equal(rows.filter((r) => r.action === 'dataset.file_loaded').length, 0);
-  });
+      ];
+      for (const [name, fields] of cases) {
+        const res = await s.b.postMultipart(s.action, fields);
+        assert.equal(res.statusCode, 403, `${name}: ${res.body}`);
+        assert.match(res.body, /did not come from this console/);
+      }
+      // Another session's token.
+      const other = await signedInMember(t, s.workspaceId, 'owner', `other.${++counter}@example.org`);
+      const otherToken = csrfOf((await other.get(s.page)).body);
+      const res = await s.b.postMultipart(s.action, [
+        ['_csrf', otherToken],
+        ['mode', 'create'],
+        ['format', 'csv'],
+        ['file', file(GOOD)],
+      ]);
+      assert.equal(res.statusCode, 403);
+      // An urlencoded post with a valid token is no file form.
+      const plain = await s.b.post(s.action, { _csrf: token, mode: 'create', format: 'csv' });
+      assert.equal(plain.statusCode, 400, plain.body);
+      // Signed out: refused.
+      const stranger = new ConsoleBrowser(() => t.app);
+      const anon = await stranger.postMultipart(s.action, [
+        ['_csrf', token],
+        ['mode', 'create'],
+        ['format', 'csv'],
+        ['file', file(GOOD)],
+      ]);
+      assert.equal(anon.statusCode, 401);
+      assert.equal((await jobsOf(s.datasetId)).length, 0);
+      const rows = await auditRows(db(), { workspaceId: s.workspaceId, limit: 20 });
+      assert.equal(rows.filter((r) => r.action === 'dataset.file_loaded').length, 0);
+    },
+  );
 
-  test('a viewer sees no form and is refused (403) with a valid token', async () => {
+  routeTest('a viewer sees no form and is refused (403) with a valid token', async () => {
     const s = await setUp('viewer');
     const page = await s.b.get(s.page);
     assert.equal(page.statusCode, 200);
@@ -300,44 +309,55 @@ await forEachDatabase('console file upload', (target) => {
     assert.equal(ok.statusCode, 303, ok.body);
   });
 
-  test('a mode the dataset does not allow, or an unknown one, is refused before any load is made', async () => {
-    const s = await setUp('owner');
-    const token = csrfOf((await s.b.get(s.page)).body);
-    const first = await s.b.postMultipart(s.action, [
-      ['_csrf', token],
-      ['mode', 'create'],
-      ['format', 'csv'],
-      ['file', file(GOOD)],
-    ]);
-    assert.equal(first.statusCode, 303);
-    await ended(s.token, (await jobsOf(s.datasetId))[0]!.id);
-    const again = await s.b.postMultipart(s.action, [
-      ['_csrf', token],
-      ['mode', 'create'],
-      ['format', 'csv'],
-      ['file', file(GOOD)],
-    ]);
-    assert.ok([400, 409].includes(again.statusCode), `${again.statusCode}: ${again.body}`);
-    assert.match(again.body, /already holds records/);
-    const unknown = await s.b.postMultipart(s.action, [
-      ['_csrf', token],
-      ['mode', 'merge'],
-      ['format', 'csv'],
-      ['file', file(GOOD)],
-    ]);
-    assert.equal(unknown.statusCode, 400);
-    assert.equal((await jobsOf(s.datasetId)).length, 1);
-    // Another workspace's member cannot reach the dataset.
-    const outsider = await setUp('owner');
-    const cross = await outsider.b.postMultipart(
-      `/console/workspaces/${s.workspaceId}/datasets/${s.datasetId}/upload`,
-      [
-        ['_csrf', csrfOf((await outsider.b.get(outsider.page)).body)],
-        ['mode', 'append'],
+  routeTest(
+    'a mode the dataset does not allow, or an unknown one, is refused before any load is made',
+    async () => {
+      const s = await setUp('owner');
+      const token = csrfOf((await s.b.get(s.page)).body);
+      const first = await s.b.postMultipart(s.action, [
+        ['_csrf', token],
+        ['mode', 'create'],
         ['format', 'csv'],
         ['file', file(GOOD)],
-      ],
-    );
-    assert.equal(cross.statusCode, 404);
-  });
+      ]);
+      assert.equal(first.statusCode, 303);
+      await ended(s.token, (await jobsOf(s.datasetId))[0]!.id);
+      const again = await s.b.postMultipart(s.action, [
+        ['_csrf', token],
+        ['mode', 'create'],
+        ['format', 'csv'],
+        ['file', file(GOOD)],
+      ]);
+      assert.ok([400, 409].includes(again.statusCode), `${again.statusCode}: ${again.body}`);
+      assert.match(again.body, /already holds records/);
+      const unknown = await s.b.postMultipart(s.action, [
+        ['_csrf', token],
+        ['mode', 'merge'],
+        ['format', 'csv'],
+        ['file', file(GOOD)],
+      ]);
+      assert.equal(unknown.statusCode, 400);
+      assert.equal((await jobsOf(s.datasetId)).length, 1);
+      // Another workspace's member cannot reach the dataset.
+      const outsider = await setUp('owner');
+      const cross = await outsider.b.postMultipart(
+        `/console/workspaces/${s.workspaceId}/datasets/${s.datasetId}/upload`,
+        [
+          ['_csrf', csrfOf((await outsider.b.get(outsider.page)).body)],
+          ['mode', 'append'],
+          ['format', 'csv'],
+          ['file', file(GOOD)],
+        ],
+      );
+      assert.equal(cross.statusCode, 404);
+    },
+  );
+}
+
+await forEachDatabase('console file upload', (target) => {
+  uploadSuite(() => startFixture(target, { UPLOAD_MAX_BYTES: String(MAX_BYTES) }), true);
+});
+
+await forEachDatabase('console file upload, S3 storage', (target) => {
+  uploadSuite(() => startFixtureOnS3(target, { UPLOAD_MAX_BYTES: String(MAX_BYTES) }), false);
 });
