@@ -105,6 +105,9 @@ function madeByWords(app: string | null, workspaceOwner: string): SafeHtml {
     : html`${workspaceOwner}`;
 }
 
+/** A load from the console: the member who loaded the file. */
+const uploadedByWords = (member: string): SafeHtml => html`${member}, from the console`;
+
 /** What each load mode does to the dataset's records (docs/loading.md, "Load modes"). */
 const MODE_WORDS: Record<LoadMode, string> = {
   create: 'first load: the file becomes the records',
@@ -597,6 +600,10 @@ export function jobPage(
   const log = status.logData;
   const href = jobHref(opts.workspaceId, job.datasetJobId);
   const defects = status.errorData?.errorCount ?? 0;
+  const askedFor =
+    opts.uploadedBy !== null
+      ? uploadedByWords(opts.uploadedBy)
+      : madeByWords(opts.askedBy, job.createdBy.displayName);
   return layout(
     ctx,
     `Load of ${opts.datasetName}`,
@@ -619,13 +626,7 @@ export function jobPage(
             : ''
         }
         <dt>Asked for by</dt>
-        <dd>
-          ${
-            opts.uploadedBy !== null
-              ? html`${opts.uploadedBy}, from the console`
-              : madeByWords(opts.askedBy, job.createdBy.displayName)
-          }
-        </dd>
+        <dd>${askedFor}</dd>
       </dl>
       <h2>Timeline</h2>
       <ol id="timeline">
