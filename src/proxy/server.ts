@@ -23,6 +23,7 @@ import type { RequestHeaderScan } from './headers.js';
 import { ProxyMetrics } from './metrics.js';
 import { useParserBackend } from './parser/index.js';
 import { ProxyIdCache } from './proxy-id-cache.js';
+import { ProxyIdUses } from './proxy-id-uses.js';
 import type { ProxyIdStore } from '../domain/identity/proxy-ids.js';
 import { createRateLimit } from './shared-rate.js';
 import type { RateStore } from './shared-rate.js';
@@ -30,8 +31,8 @@ import { UpstreamPool } from './upstream-pool.js';
 
 /** What the proxy needs from the composition root. */
 export interface ProxyDeps {
-  /** Source of the active proxy IDs (the store on the metadata database). */
-  proxyIds: Pick<ProxyIdStore, 'active'>;
+  /** Source of the active proxy IDs (the store on the metadata database), where their uses go. */
+  proxyIds: Pick<ProxyIdStore, 'active' | 'recordUse'>;
   /** Access-log and error logger; default: the proxy role's logger at LOG_LEVEL, on stdout. */
   logger?: Logger;
   /** Share of the configured rate this process enforces alone (1 / number of cluster workers). */
@@ -81,6 +82,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     refreshMs: p.idRefreshMs,
     onError: (err) => logger.error({ err }, 'reloading proxy IDs failed; keeping the previous set'),
   });
+  const uses = new ProxyIdUses(deps.proxyIds, logger);
   const limiter = createRateLimit(p, deps, logger, metrics);
   // Pipelining to the upstream stays off: one slow answer must not hold up the ones behind it.
   const pool = new UpstreamPool({
@@ -167,8 +169,11 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
   }
 
   function settle(ex: Exchange, result: PassOrRefusal): void {
-    if (result === PASS) ex.forward();
-    else ex.reject(result.problem, result.endsConnection);
+    if (result === PASS) {
+      // At most once a minute per ID, and beside the request, never before it.
+      uses.note(ex.proxyId);
+      ex.forward();
+    } else ex.reject(result.problem, result.endsConnection);
   }
 
   /** Closes idle client connections; busy ones close after their current exchange. */
@@ -208,6 +213,7 @@ export async function createProxy(config: Config, deps: ProxyDeps) {
     clearTimeout(timer);
     clearInterval(sweeper);
     await closed;
+    await uses.flush();
     await accessLog.flush();
   }
 

@@ -81,6 +81,46 @@ export class ConsoleBrowser {
     );
   }
 
+  /** Posts a `multipart/form-data` form as a browser does: `fields` in their order (the CSRF
+   * token among them as given), each a text field, or a file `{ fileName, content }`. */
+  async postMultipart(
+    url: string,
+    fields: [string, string | { fileName: string; content: string | Buffer; type?: string }][],
+  ): Promise<LightMyRequestResponse> {
+    const boundary = `----dxTestBoundary${Math.random().toString(16).slice(2)}`;
+    const parts: Buffer[] = [];
+    for (const [name, value] of fields) {
+      if (typeof value === 'string') {
+        parts.push(
+          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+        );
+      } else {
+        parts.push(
+          Buffer.from(
+            `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${value.fileName}"\r\n` +
+              `Content-Type: ${value.type ?? 'text/csv'}\r\n\r\n`,
+          ),
+          Buffer.isBuffer(value.content) ? value.content : Buffer.from(value.content),
+          Buffer.from('\r\n'),
+        );
+      }
+    }
+    parts.push(Buffer.from(`--${boundary}--\r\n`));
+    return this.keep(
+      await this.app().inject({
+        method: 'POST',
+        url,
+        remoteAddress: this.ip,
+        headers: {
+          ...this.headers,
+          cookie: this.cookieHeader(),
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+        },
+        payload: Buffer.concat(parts),
+      }),
+    );
+  }
+
   /** Opens `pageUrl` and submits its form with the page's CSRF token and `form`. */
   async submit(
     pageUrl: string,

@@ -43,6 +43,8 @@ export const AUDIT_ACTIONS = [
   // A workspace's datasets (routes/console/datasets.ts).
   'dataset.apps_changed',
   'dataset.deleted',
+  // A file loaded into a dataset from its page (routes/console/upload.ts).
+  'dataset.file_loaded',
   // An app, through the API, removed the tag of the app that created a dataset (datasets/tags.ts).
   'dataset.creator_untagged',
   // An app, through the API, changed a dataset's schema (datasets/change-schema.ts).
@@ -89,6 +91,7 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'proxy_id.revoked': 'Revoked a proxy ID',
   'dataset.apps_changed': 'Changed which apps see a dataset',
   'dataset.deleted': 'Deleted a dataset',
+  'dataset.file_loaded': 'Loaded a file into a dataset',
   'dataset.creator_untagged': "Removed the creating app's access to a dataset",
   'dataset.schema_changed': "Changed a dataset's schema",
   'workspace_key.rotated': 'Rotated the Workspace Key',

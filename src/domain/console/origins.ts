@@ -3,6 +3,7 @@
 // the one whose token created the dataset, the installation whose token created the job.
 import type { Kysely, Transaction } from 'kysely';
 import type { Tables } from '../../storage/db/tables.js';
+import type { ConsoleDb } from './db.js';
 
 type Db = Kysely<Tables> | Transaction<Tables>;
 
@@ -28,4 +29,22 @@ export async function loadAskedBy(db: Db, jobId: string): Promise<string | null>
     .where('j.id', '=', jobId)
     .executeTakeFirst();
   return row?.name ?? null;
+}
+
+/** Who loaded a file into the dataset from the console for this load (the audit row the upload
+ * wrote, whose detail ends `load JOBID`); null for a load an app asked for. */
+export async function loadUploadedBy(
+  db: ConsoleDb,
+  workspaceId: number,
+  jobId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom('console_audit')
+    .select('actor')
+    .where('workspace_id', '=', workspaceId)
+    .where('action', '=', 'dataset.file_loaded')
+    // A job id is a UUID (hex and dashes): nothing in it is a LIKE wildcard.
+    .where('detail', 'like', `%, load ${jobId}`)
+    .executeTakeFirst();
+  return row?.actor ?? null;
 }

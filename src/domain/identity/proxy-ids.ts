@@ -39,6 +39,10 @@ export interface ProxyIdStore {
   revoke(idOrPrefix: string): Promise<ProxyIdInfo>;
   /** The hashes of all active IDs, for the in-memory check. */
   active(): Promise<ActiveProxyId[]>;
+  /** Records that the ID of `prefix` was used now (the proxy admitted a request with it). */
+  recordUse(prefix: string): Promise<void>;
+  /** When each ID was last used, by prefix (IDs never used are absent). */
+  lastUses(): Promise<Map<string, string>>;
 }
 
 /** True when `value` has the shape of an issued ID (cheap pre-check before hashing). */
@@ -120,6 +124,20 @@ export class SqlProxyIdStore implements ProxyIdStore {
       .where('revoked_at', 'is', null)
       .execute();
     return rows.map((r) => ({ hash: r.id_hash, prefix: r.prefix }));
+  }
+
+  async recordUse(prefix: string): Promise<void> {
+    const at = timestamp(this.now());
+    await this.db
+      .insertInto('proxy_id_uses')
+      .values({ prefix, last_used_at: at })
+      .onConflict((oc) => oc.column('prefix').doUpdateSet({ last_used_at: at }))
+      .execute();
+  }
+
+  async lastUses(): Promise<Map<string, string>> {
+    const rows = await this.db.selectFrom('proxy_id_uses').select(['prefix', 'last_used_at']).execute();
+    return new Map(rows.map((r) => [r.prefix, r.last_used_at]));
   }
 }
 

@@ -57,6 +57,13 @@ export interface AppKeyUsesTable {
   last_used_at: string;
 }
 
+/** When a proxy ID was last used by a request the proxy admitted (written at most once a minute per
+ * ID and proxy process; proxy/proxy-id-uses.ts). */
+export interface ProxyIdUsesTable {
+  prefix: string;
+  last_used_at: string;
+}
+
 /** A proxy ID's rate-limit bucket, shared by the proxy processes (proxy/shared-rate-store.ts). */
 export interface ProxyRateBucketsTable {
   proxy_id: string;
@@ -343,6 +350,7 @@ export interface Tables {
   dataset_schemas: DatasetSchemasTable;
   dataset_tags: DatasetTagsTable;
   proxy_ids: ProxyIdsTable;
+  proxy_id_uses: ProxyIdUsesTable;
   proxy_rate_buckets: ProxyRateBucketsTable;
   dataset_jobs: DatasetJobsTable;
   dataset_job_logs: DatasetJobLogsTable;

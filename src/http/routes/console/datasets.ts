@@ -138,6 +138,7 @@ export function consoleDatasetRoutes(scope: FastifyInstance, deps: ApiDeps, db: 
       madeBy,
       connected,
       canChange: access.powers.canChange,
+      uploadMaxBytes: deps.config.uploadMaxBytes,
       jobs: { page: jobs, later: loadsToken !== null },
       records: { page: records, later: recordsToken !== null },
       notice: noticeOf(request.query),

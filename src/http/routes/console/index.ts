@@ -3,6 +3,7 @@
 // security headers apply to the console only, never to the JSON API.
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ProblemError, problem } from '../../../errors.js';
 import { randomSecret } from '../../../lib/secrets.js';
@@ -34,6 +35,7 @@ import { passwordResetRoutes } from './password-reset.js';
 import { CONSOLE_CSS } from './style.js';
 import { CONSOLE_JS } from './script.js';
 import { errorPage } from './pages.js';
+import { consoleUploadRoutes, type CsrfInBody } from './upload.js';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 
@@ -61,13 +63,17 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   });
   await scope.register(cookie);
   await scope.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
+  // Multipart bodies are left unread until a route streams them (the file form, upload.ts); the
+  // limits there apply, and throwing on a file past its limit rather than truncating it.
+  await scope.register(multipart, { throwFileSizeLimit: true });
 
   scope.addHook('onSend', async (request, reply) => {
     // Nothing from elsewhere may load, nothing may frame the console, links leak no URL (invitation
-    // tokens), and no page is cached (they show secrets and per-person data).
+    // tokens), and no page is cached (they show secrets and per-person data). The script may send
+    // requests to the console itself only (connect-src: the file form's upload with progress).
     void reply.header(
       'content-security-policy',
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
     void reply.header('x-content-type-options', 'nosniff');
     void reply.header('x-frame-options', 'DENY');
@@ -86,7 +92,9 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
       void reply.setCookie(PRE_SESSION_COOKIE, binding, cookieOptions(deps));
     }
     states.set(request, { session, binding });
-    if (request.method === 'POST') {
+    // The file form's token is its first field, checked by its route before the file is read.
+    const csrfInBody = (request.routeOptions.config as CsrfInBody).csrfInBody === true;
+    if (request.method === 'POST' && !csrfInBody) {
       const body = request.body as Record<string, unknown> | null | undefined;
       if (binding === '' || !csrfTokenMatches(deps.signingSecret, binding, body?._csrf))
         throw problem(
@@ -131,6 +139,7 @@ export async function consoleRoutes(scope: FastifyInstance, deps: ApiDeps): Prom
   workspaceRoutes(scope, deps, db);
   consoleDatasetRoutes(scope, deps, db);
   consoleJobRoutes(scope, deps, db);
+  consoleUploadRoutes(scope, deps, db);
   workspaceKeyRoutes(scope, deps, db);
   connectedAppRoutes(scope, deps, db);
   memberRoutes(scope, deps, db);

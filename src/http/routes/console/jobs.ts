@@ -2,7 +2,7 @@
 // The file is streamed by a console route to a signed-in member, not through the API's signed
 // link: a signed link is a bearer credential for an hour that would sit in the page, the browser's
 // history and anything the member pastes it into; this route asks for the session every time.
-import { loadAskedBy } from '../../../domain/console/origins.js';
+import { loadAskedBy, loadUploadedBy } from '../../../domain/console/origins.js';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { problem } from '../../../errors.js';
@@ -66,7 +66,7 @@ export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
     const job = await getJob(deps.db, reader, jobId, signing());
     const raw = (request.query as { errors?: unknown }).errors;
     const errorsToken = typeof raw === 'string' ? raw : '';
-    const [dataset, timeline, errors, askedBy] = await Promise.all([
+    const [dataset, timeline, errors, askedBy, uploadedBy] = await Promise.all([
       getDataset(deps.db, reader, job.datasetId),
       jobLogs(deps.db, reader, jobId),
       rowErrorsPageWithText(deps.db, reader, jobId, {
@@ -74,6 +74,7 @@ export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
         ...(errorsToken !== '' ? { pageToken: errorsToken } : {}),
       }),
       loadAskedBy(deps.db, jobId),
+      loadUploadedBy(db, access.workspaceId, jobId),
     ]);
     // A load that may still change reloads its page by itself (no script: the page works without one).
     if (loadStillRuns(job.currentStatus.status))
@@ -87,6 +88,7 @@ export function consoleJobRoutes(scope: FastifyInstance, deps: ApiDeps, db: Cons
         datasetName: dataset.name,
         job,
         askedBy,
+        uploadedBy,
         timeline,
         errors,
         laterErrorsPage: errorsToken !== '',

@@ -27,7 +27,7 @@ export function operatorProxyIdRoutes(scope: FastifyInstance, deps: ApiDeps): vo
 
   scope.get('/operator/proxy-ids', async (request, reply) => {
     requireOperator(request);
-    const list = await store.list();
+    const [list, lastUses] = await Promise.all([store.list(), store.lastUses()]);
     // The notice after a revocation, only when true (the query is anyone's to write).
     const revoked = field(request.query, 'revoked');
     const isRevoked = list.some((p) => p.prefix === revoked && p.revokedAt !== null);
@@ -35,6 +35,7 @@ export function operatorProxyIdRoutes(scope: FastifyInstance, deps: ApiDeps): vo
       reply,
       200,
       proxyIdsPage(pageContext(deps, request), list, {
+        lastUses,
         notice: isRevoked ? `Proxy ID ${revoked} is revoked.` : null,
       }),
     );

@@ -18,7 +18,15 @@ import {
 import type { Dataset, DatasetTag } from '../../../domain/datasets/view.js';
 import type { TagApp } from '../../../domain/datasets/tags.js';
 import type { Job, JobStatusEntry } from '../../../domain/jobs/view.js';
-import { JOB_STATUSES, type JobStatus, type LoadMode } from '../../../domain/jobs/status.js';
+import {
+  CONTENT_TYPES,
+  JOB_STATUSES,
+  LOAD_MODES,
+  type ContentType,
+  type JobStatus,
+  type LoadMode,
+} from '../../../domain/jobs/status.js';
+import { LOAD_MODE_POLICY } from '../../../domain/jobs/load-modes.js';
 import type { ErrorsPage, JobErrorWithText } from '../../../domain/jobs/row-errors.js';
 import type { JobsPage } from '../../../domain/jobs/jobs.js';
 import type { RecordsPage } from '../../../domain/records/pages.js';
@@ -96,6 +104,9 @@ function madeByWords(app: string | null, workspaceOwner: string): SafeHtml {
     ? html`the app <strong>${app}</strong>, for ${workspaceOwner}`
     : html`${workspaceOwner}`;
 }
+
+/** A load from the console: the member who loaded the file. */
+const uploadedByWords = (member: string): SafeHtml => html`${member}, from the console`;
 
 /** What each load mode does to the dataset's records (docs/loading.md, "Load modes"). */
 const MODE_WORDS: Record<LoadMode, string> = {
@@ -214,6 +225,8 @@ export function datasetPage(
     madeBy: string | null;
     connected: TagApp[];
     canChange: boolean;
+    /** UPLOAD_MAX_BYTES: the largest file the load form takes. */
+    uploadMaxBytes: number;
     /** A page of its loads, newest first, and whether it is a later one than the first. */
     jobs: { page: JobsPage; later: boolean };
     /** A page of its records, in key order, and whether it is a later one than the first. */
@@ -262,6 +275,7 @@ export function datasetPage(
             : 'Records have no key: each row of a file is a record of its own.'
         }
       </p>
+      ${opts.canChange ? uploadSection(ctx, href, d, opts.uploadMaxBytes) : ''}
       <h2 id="loads">${opts.jobs.later ? 'Older loads' : 'Recent loads'}</h2>
       ${jobsTable(opts.workspaceId, opts.jobs.page.data)}
       ${pager(href, 'loads', opts.jobs.later, opts.jobs.page.metadata.nextPageToken, {
@@ -295,6 +309,61 @@ export function datasetPage(
       }`,
     datasetsTrail(opts),
   );
+}
+
+/** The formats a file may be read as, in the words of the form (the API's contentType). */
+const FORMAT_WORDS: Record<ContentType, string> = {
+  csv: 'CSV (a header line, then one record a line)',
+  json: 'JSON (an array of objects, or one object a line)',
+  tsv: 'TSV (tab-separated, a header line)',
+};
+
+/** The modes a file may be loaded with into this dataset now (the API refuses the others). */
+export function modesFor(d: Pick<Dataset, 'recordCount' | 'datasetSchema'>): LoadMode[] {
+  return LOAD_MODES.filter((mode) => {
+    const requires = LOAD_MODE_POLICY[mode].requires.kind;
+    if (requires === 'empty') return d.recordCount === 0;
+    if (requires === 'primaryKey') return d.datasetSchema.primaryKey.length > 0;
+    return true;
+  });
+}
+
+/**
+ * The form that loads a file: a plain multipart post (the page works without a script), which
+ * the console's script sends itself when it runs, to show how much of the file has gone. The
+ * CSRF token is the first field and the file the last: the route reads the fields as they come
+ * and checks the token before it stores a byte.
+ */
+function uploadSection(ctx: PageContext, href: string, d: Dataset, maxBytes: number): SafeHtml {
+  const modes = modesFor(d);
+  const preferred: LoadMode = d.recordCount === 0 ? 'create' : 'append';
+  const chosen = modes.includes(preferred) ? preferred : modes[0];
+  return html`<h2 id="load-a-file">Load a file</h2>
+    <form
+      method="post"
+      action="${href}/upload"
+      enctype="multipart/form-data"
+      data-upload
+      data-max-bytes="${maxBytes}"
+      data-max-words="${fileSize(maxBytes)}"
+    >
+      ${csrfField(ctx)}
+      <label for="load-mode">How the file changes the records</label>
+      <select id="load-mode" name="mode">
+        ${modes.map((m) => html`<option value="${m}" ${m === chosen ? html`selected` : ''}>${MODE_WORDS[m]}</option>`)}
+      </select>
+      <label for="load-format">File format</label>
+      <select id="load-format" name="format">
+        ${CONTENT_TYPES.map((f) => html`<option value="${f}">${FORMAT_WORDS[f]}</option>`)}
+      </select>
+      <label for="load-file">File</label>
+      <input id="load-file" type="file" name="file" required aria-describedby="load-file-hint" />
+      <p class="hint" id="load-file-hint">
+        Up to ${fileSize(maxBytes)}; it may be gzipped. The load runs as an app's would, and its page shows
+        how it goes; no bad row is allowed.
+      </p>
+      <button type="submit">Load the file</button>
+    </form>`;
 }
 
 function appsSection(
@@ -517,6 +586,8 @@ export function jobPage(
     job: Job;
     /** The app whose installation asked for the load (null: none recorded). */
     askedBy: string | null;
+    /** Who loaded the file from the console (null: an app asked for the load). */
+    uploadedBy: string | null;
     timeline: JobStatusEntry[];
     errors: ErrorsPage<JobErrorWithText>;
     /** Whether this page of errors is a later one (a link back to the first is shown). */
@@ -529,6 +600,10 @@ export function jobPage(
   const log = status.logData;
   const href = jobHref(opts.workspaceId, job.datasetJobId);
   const defects = status.errorData?.errorCount ?? 0;
+  const askedFor =
+    opts.uploadedBy !== null
+      ? uploadedByWords(opts.uploadedBy)
+      : madeByWords(opts.askedBy, job.createdBy.displayName);
   return layout(
     ctx,
     `Load of ${opts.datasetName}`,
@@ -551,7 +626,7 @@ export function jobPage(
             : ''
         }
         <dt>Asked for by</dt>
-        <dd>${madeByWords(opts.askedBy, job.createdBy.displayName)}</dd>
+        <dd>${askedFor}</dd>
       </dl>
       <h2>Timeline</h2>
       <ol id="timeline">

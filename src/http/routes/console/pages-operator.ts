@@ -595,8 +595,16 @@ export function inviteOwnerPage(
   );
 }
 
+/** A "last used" cell: the instant, or "never". */
+const lastUsed = (at: string | undefined) =>
+  at !== undefined ? when(at) : html`<span class="hint">never</span>`;
+
 /** Every proxy ID by its prefix, and the form that creates one. */
-export function proxyIdsPage(ctx: PageContext, ids: ProxyIdInfo[], opts: { notice: string | null }): string {
+export function proxyIdsPage(
+  ctx: PageContext,
+  ids: ProxyIdInfo[],
+  opts: { notice: string | null; lastUses: ReadonlyMap<string, string> },
+): string {
   return layout(
     ctx,
     'Proxy IDs',
@@ -605,6 +613,10 @@ export function proxyIdsPage(ctx: PageContext, ids: ProxyIdInfo[], opts: { notic
       <p>
         A proxy ID is the X-PROXYVID value a request-proxy client sends. It is shown once when made; the
         service keeps only its hash and its prefix, which names it here and in logs.
+      </p>
+      <p class="hint">
+        "Last used" is when the request proxy last let a request through with the ID (to the minute): an ID
+        unused for long is safe to revoke.
       </p>
       <h2>Create a proxy ID</h2>
       <form method="post" action="${OPERATOR_BASE}/proxy-ids">
@@ -618,11 +630,12 @@ export function proxyIdsPage(ctx: PageContext, ids: ProxyIdInfo[], opts: { notic
         ids.length === 0
           ? html`<p>No proxy IDs yet.</p>`
           : dataTable(
-              ['Prefix', 'Name', 'Created (UTC)', 'Revoked (UTC)'],
+              ['Prefix', 'Name', 'Created (UTC)', 'Last used (UTC)', 'Revoked (UTC)'],
               ids.map((p) => [
                 html`<code>${p.prefix}</code>`,
                 p.name,
                 when(p.createdAt),
+                lastUsed(opts.lastUses.get(p.prefix)),
                 p.revokedAt !== null
                   ? when(p.revokedAt)
                   : activeWithRevoke(`${OPERATOR_BASE}/proxy-ids/${p.prefix}/revoke`, `Revoke ${p.prefix}`),

@@ -3,7 +3,10 @@
 // recent instant reads as relative ("12 minutes ago"), an older one in the reader's own zone, and
 // the element's title keeps both the local time and the UTC one. Copy buttons: beside each ID and
 // secret marked for it (`code[data-copy]`, `code.secret`), where the browser lets a page write to
-// the clipboard (a secure context: https, or localhost).
+// the clipboard (a secure context: https, or localhost). File forms (`form[data-upload]`, a
+// dataset's "Load a file"): a file over the limit is refused before it is sent, and the form is
+// sent by XMLHttpRequest to show how much of the file has gone (a <progress> and a status line);
+// the answer's page is then opened (the load's), or its message shown beside the form.
 export const CONSOLE_JS = `'use strict';
 (() => {
   const RECENT_MS = 7 * 24 * 3600 * 1000;
@@ -52,8 +55,67 @@ export const CONSOLE_JS = `'use strict';
       code.after(' ', button);
     }
   };
+  const enhanceUploads = () => {
+    if (!window.FormData || !window.DOMParser) return;
+    for (const form of document.querySelectorAll('form[data-upload]')) {
+      const input = form.querySelector('input[type=file]');
+      const button = form.querySelector('button[type=submit]');
+      if (!input || !button) continue;
+      const bar = document.createElement('progress');
+      bar.max = 100;
+      bar.value = 0;
+      bar.hidden = true;
+      bar.id = 'upload-progress';
+      bar.setAttribute('aria-label', 'Sent so far');
+      const status = document.createElement('p');
+      status.id = 'upload-status';
+      status.setAttribute('role', 'status');
+      button.after(bar, status);
+      const say = (text, isError) => {
+        status.textContent = text;
+        status.className = isError ? 'error' : '';
+      };
+      form.addEventListener('submit', (event) => {
+        const file = input.files && input.files[0];
+        const max = Number(form.dataset.maxBytes);
+        event.preventDefault();
+        if (!file) { say('Choose a file to load.', true); return; }
+        if (max > 0 && file.size > max) {
+          say('This file is larger than the limit of ' + form.dataset.maxWords + ', so it was not sent.', true);
+          return;
+        }
+        const xhr = new XMLHttpRequest();
+        xhr.open('POST', form.action);
+        const sent = (part) => {
+          const pct = Math.floor((100 * part.loaded) / (part.total || 1));
+          bar.value = pct;
+          say('Sending the file: ' + pct + '%', false);
+        };
+        xhr.upload.addEventListener('progress', (e) => { if (e.lengthComputable) sent(e); });
+        xhr.upload.addEventListener('load', () => say('Sent; starting the load…', false));
+        const failed = (text) => {
+          bar.hidden = true;
+          button.disabled = false;
+          say(text, true);
+        };
+        xhr.addEventListener('load', () => {
+          if (xhr.status < 400 && xhr.responseURL) { window.location.assign(xhr.responseURL); return; }
+          const page = new DOMParser().parseFromString(xhr.responseText, 'text/html');
+          const detail = page.querySelector('main h1 + p');
+          failed(detail ? detail.textContent : 'The file was not loaded (error ' + xhr.status + ').');
+        });
+        xhr.addEventListener('error', () => failed('The file could not be sent: the connection failed. Try again.'));
+        bar.value = 0;
+        bar.hidden = false;
+        button.disabled = true;
+        say('Sending the file: 0%', false);
+        xhr.send(new FormData(form));
+      });
+    }
+  };
   showTimes();
   setInterval(showTimes, 30000);
   addCopyButtons();
+  enhanceUploads();
 })();
 `;
