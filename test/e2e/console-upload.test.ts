@@ -1,12 +1,12 @@
-// Loading a file from the console in Chromium, on SQLite and PostgreSQL, at desktop width, as a
-// data manager does it: from the dataset's page, with the script (the upload's progress shown,
+// Loading a file from the console in Chromium, on SQLite and PostgreSQL, at desktop and phone
+// widths, as a data manager does it: from the dataset's page, with the script (the upload's progress shown,
 // then the load's page) and without it (the plain form post), a good file loaded (the app reads
 // the records through the API) and a bad one failed with its row error; a file over the limit is
 // stopped in the browser before it is sent; a viewer is offered no form.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { consoleSuite } from './support/harness.js';
+import { consoleSuite, PHONE } from './support/harness.js';
 import { pageProblems } from './support/a11y.js';
 import { memberInvitedBy, openWorkspace, workspaceWithOwner } from './support/people.js';
 import { callApi, connectApp, defineDataset, newApp, tokenFor } from './support/apps.js';
@@ -21,9 +21,9 @@ let counter = 0;
 await consoleSuite(
   'console file upload in Chromium',
   (c) => {
-    async function campaign() {
+    async function campaign(viewport?: { width: number; height: number }) {
       const name = `Harbour Campaign ${++counter}`;
-      const { workspaceId, workspaceKey, owner } = await workspaceWithOwner(c, name);
+      const { workspaceId, workspaceKey, owner } = await workspaceWithOwner(c, name, viewport);
       const app = await newApp(c, `Canvass App ${counter}`);
       const token = await tokenFor(c, app, await connectApp(c, app, workspaceId), workspaceKey);
       const datasetName = `Volunteers ${counter}`;
@@ -161,6 +161,23 @@ await consoleSuite(
         .setInputFiles({ name: 'good.csv', mimeType: 'text/csv', buffer: Buffer.from(GOOD_CSV) });
       await page.getByRole('button', { name: 'Load the file' }).click();
       await loadEnds(page, w.datasetName, 'Completed');
+    });
+
+    test("at a phone's width: the form fits the page and a file loads", async () => {
+      const w = await campaign(PHONE);
+      const page = w.owner.page;
+      await openDataset(page, w.name, w.datasetName);
+      assert.deepEqual(await pageProblems(page), []);
+      const form = await page.getByRole('button', { name: 'Load the file' }).boundingBox();
+      assert.ok(form !== null && form.x + form.width <= PHONE.width, JSON.stringify(form));
+      await page
+        .getByLabel('File', { exact: true })
+        .setInputFiles({ name: 'good.csv', mimeType: 'text/csv', buffer: Buffer.from(GOOD_CSV) });
+      await page.getByRole('button', { name: 'Load the file' }).click();
+      await loadEnds(page, w.datasetName, 'Completed');
+      assert.deepEqual(await pageProblems(page), []);
+      const records = await callApi(c, w.token, 'GET', `/datasets/${w.datasetId}/records`);
+      assert.equal((records.json as { data: unknown[] }).data.length, 2, records.text);
     });
 
     test('a viewer is offered no file form', async () => {
