@@ -130,6 +130,28 @@ await forEachDatabase('console datasets and loads', (target) => {
 
   const escaped = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+  test("a dataset's page shows the schema an app changed, with its version", async () => {
+    const c = await campaign();
+    const { b } = await member(c.workspaceId, 'viewer');
+    const changed = await api(c.canvass.token, 'PATCH', `/datasets/${c.datasetId}`, {
+      schema: {
+        properties: [
+          { name: 'id', type: 'integer' },
+          { name: 'full_name', type: 'string', required: true, renamedFrom: 'name' },
+          { name: 'note', type: 'string' },
+          { name: 'city', type: 'string' },
+        ],
+      },
+    });
+    assert.equal(changed.status, 200, changed.text);
+    const page = await b.get(`/console/workspaces/${c.workspaceId}/datasets/${c.datasetId}`);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<span id="schema-version">Schema version 2<\/span>/);
+    assert.match(page.body, /<td><code>full_name<\/code><\/td>\s*<td>string<\/td>\s*<td>yes<\/td>/);
+    assert.match(page.body, /<td><code>city<\/code><\/td>\s*<td>string<\/td>\s*<td>no<\/td>/);
+    assert.doesNotMatch(page.body, /<td><code>name<\/code><\/td>/);
+  });
+
   test('the owner reads the datasets, a dataset and its load with the failed row and its line', async () => {
     const c = await campaign();
     const { b } = await member(c.workspaceId, 'owner');
@@ -158,6 +180,7 @@ await forEachDatabase('console datasets and loads', (target) => {
     assert.match(page.body, /<td><code>id<\/code><\/td>\s*<td>integer<\/td>\s*<td>yes<\/td>\s*<td>yes<\/td>/);
     assert.match(page.body, /<td><code>name<\/code><\/td>\s*<td>string<\/td>\s*<td>yes<\/td>\s*<td>no<\/td>/);
     assert.match(page.body, /Records are identified by id\./);
+    assert.match(page.body, /<span id="schema-version">Schema version 1<\/span>/);
     // Who made it: the app whose token created it, for the workspace.
     assert.match(
       page.body,

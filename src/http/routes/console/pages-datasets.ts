@@ -274,6 +274,8 @@ export function datasetPage(
             ? html`Records are identified by ${d.datasetSchema.primaryKey.join(' + ')}.`
             : 'Records have no key: each row of a file is a record of its own.'
         }
+        <span id="schema-version">Schema version ${d.schemaVersion}</span>: apps change it through the API
+        (<code>PATCH /datasets/:id</code>).
       </p>
       ${opts.canChange ? uploadSection(ctx, href, d, opts.uploadMaxBytes) : ''}
       <h2 id="loads">${opts.jobs.later ? 'Older loads' : 'Recent loads'}</h2>
