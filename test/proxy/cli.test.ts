@@ -60,7 +60,8 @@ void describe('dx proxy-ids', () => {
     assert.match(human, /cannot be shown again/);
 
     const listText = await dx('proxy-ids', 'list');
-    assert.match(listText, /PREFIX\s+NAME\s+CREATED\s+REVOKED/);
+    assert.match(listText, /PREFIX\s+NAME\s+CREATED\s+LAST USED\s+REVOKED/);
+    assert.match(listText, new RegExp(`${created.prefix}\\s+Acme Dialer\\s+\\S+\\s+never`));
     assert.ok(listText.includes(created.prefix));
     assert.ok(!listText.includes(created.id), 'the list never shows a full ID');
     const list = JSON.parse(await dx('proxy-ids', 'list', '--json')) as {
@@ -103,6 +104,23 @@ void describe('dx proxy-ids', () => {
         headers: { authorization: AUTH, 'x-proxyvid': id },
       });
       assert.equal(r.status, 200);
+      // The proxy writes the use beside the request: the list shows it once written.
+      const prefix = id.slice(0, 11);
+      let listed: { prefix: string; lastUsedAt: string | null } | undefined;
+      for (let i = 0; i < 100 && !(listed?.lastUsedAt ?? null); i++) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        const list = await promisify(execFile)(
+          process.execPath,
+          ['--input-type=module', '-e', runner, '--', 'proxy-ids', 'list', '--json'],
+          {
+            env: { ...env, DATABASE_URL: `sqlite:${file}` },
+            cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+          },
+        );
+        const { data } = JSON.parse(list.stdout) as { data: { prefix: string; lastUsedAt: string | null }[] };
+        listed = data.find((p) => p.prefix === prefix);
+      }
+      assert.match(String(listed?.lastUsedAt), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
       const db = await openDatabase(`sqlite:${file}`);
       assert.equal((await new SqlProxyIdStore(db.db).list()).length, 2);
       await db.close();

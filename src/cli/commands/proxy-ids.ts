@@ -3,7 +3,10 @@ import type { Command } from 'commander';
 import { SqlProxyIdStore, type ProxyIdInfo } from '../../domain/identity/proxy-ids.js';
 import { output, table, withDatabase, type OutputOptions } from '../context.js';
 
-const row = (p: ProxyIdInfo) => [p.prefix, p.name, p.createdAt, p.revokedAt];
+/** A proxy ID as listed: with when the request proxy last let a request through with it. */
+type ListedProxyId = ProxyIdInfo & { lastUsedAt: string | null };
+
+const row = (p: ListedProxyId) => [p.prefix, p.name, p.createdAt, p.lastUsedAt ?? 'never', p.revokedAt];
 
 /** Registers `proxy-ids …` on the program. */
 export function registerProxyIdCommands(program: Command): void {
@@ -30,17 +33,22 @@ export function registerProxyIdCommands(program: Command): void {
 
   ids
     .command('list')
-    .description('list proxy IDs by prefix (revoked ones too unless --active)')
+    .description('list proxy IDs by prefix, with their last use (revoked ones too unless --active)')
     .option('--active', 'only IDs that are not revoked')
     .option('--json', 'print JSON')
     .action(async (opts: { active?: boolean } & OutputOptions) => {
-      const list = await withDatabase(({ db }) =>
-        new SqlProxyIdStore(db).list({ activeOnly: opts.active === true }),
-      );
+      const list = await withDatabase(async ({ db }): Promise<ListedProxyId[]> => {
+        const store = new SqlProxyIdStore(db);
+        const [ids, uses] = await Promise.all([
+          store.list({ activeOnly: opts.active === true }),
+          store.lastUses(),
+        ]);
+        return ids.map((p) => ({ ...p, lastUsedAt: uses.get(p.prefix) ?? null }));
+      });
       output(opts, { data: list, metadata: { count: list.length } }, () =>
         list.length === 0
           ? ['No proxy IDs.']
-          : table(['PREFIX', 'NAME', 'CREATED', 'REVOKED'], list.map(row)),
+          : table(['PREFIX', 'NAME', 'CREATED', 'LAST USED', 'REVOKED'], list.map(row)),
       );
     });
 
