@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { openDatabase, type Database } from '../../src/storage/db/database.js';
 import { LEDGER_TABLE, MIGRATIONS, migrateToLatest } from '../../src/storage/db/migrate.js';
 import { POSTGRES_URL, dropPostgresSchema, forEachDatabase, postgresUrlIn } from '../support/databases.js';
@@ -68,6 +68,32 @@ await forEachDatabase('migrations', (target) => {
     assert.deepEqual(await ledger(db), ALL);
     // The schema is really there: a table of the last migration answers.
     await sql`select count(*) from dataset_jobs`.execute(db.db);
+  });
+
+  void it("024 carries the console's open counting windows into one table, each with its own end", async () => {
+    const { handles, dispose } = await freshHandles(target.name, 1);
+    disposers.push(dispose);
+    const [database] = handles as [Database];
+    const db = database.db as unknown as Kysely<unknown>;
+    for (const name of ALL.filter((n) => n < '024')) await MIGRATIONS[name]?.up(db, target.name);
+    await sql`insert into console_sign_in_failures (key, failures, window_start_ms) values ('a', 4, 1000)`.execute(
+      db,
+    );
+    await sql`insert into console_reset_requests (key, requests, window_start_ms) values ('b', 2, 2000)`.execute(
+      db,
+    );
+    await MIGRATIONS['024_console_rate_windows']?.up(db, target.name);
+    const { rows } = await sql<{ key: string; count: number; window_end_ms: number | string }>`
+      select key, count, window_end_ms from console_rate_windows order by key`.execute(db);
+    assert.deepEqual(
+      rows.map((r) => [r.key, Number(r.count), Number(r.window_end_ms)]),
+      [
+        ['a', 4, 1000 + 15 * 60 * 1000],
+        ['b', 2, 2000 + 60 * 60 * 1000],
+      ],
+    );
+    await assert.rejects(sql`select 1 from console_sign_in_failures`.execute(db));
+    await assert.rejects(sql`select 1 from console_reset_requests`.execute(db));
   });
 
   void it('concurrent starters (dx migrate processes) apply each migration exactly once between them', async () => {

@@ -11,12 +11,19 @@ import { audit, type Actor } from './audit.js';
 import type { ConsoleDb } from './db.js';
 import { normalizeEmail } from './people.js';
 import { endSessionsOf } from './sessions.js';
+import { countAttempt, refuseWhenSpent, type RateRule } from './rate-windows.js';
 
 /** How long a reset link works. */
 export const RESET_TTL_MS = 60 * 60 * 1000;
 /** Links asked for by mail per address within RESET_REQUEST_WINDOW_MS, before 429. */
 export const RESET_REQUESTS_PER_WINDOW = 3;
 export const RESET_REQUEST_WINDOW_MS = 60 * 60 * 1000;
+const RESET_REQUEST_RULE: RateRule = {
+  limit: RESET_REQUESTS_PER_WINDOW,
+  windowMs: RESET_REQUEST_WINDOW_MS,
+  refusal:
+    'A reset link was asked for this address several times already. Wait an hour, or ask the operator.',
+};
 const TOKEN_PREFIX = 'dxr_';
 
 export const RESET_DEAD = 'This password reset link has expired or was already used. Ask for a new one.';
@@ -153,38 +160,8 @@ export async function voidResetLinks(db: ConsoleDb, accountId: number): Promise<
 export async function countResetRequest(db: ConsoleDb, email: string, now = Date.now()): Promise<void> {
   // Hashed: the table holds no addresses in clear.
   const key = hashSecret(`reset\n${normalizeEmail(email)}`);
-  const counted = await db
-    .selectFrom('console_reset_requests')
-    .selectAll()
-    .where('key', '=', key)
-    .executeTakeFirst();
-  const start = Number(counted?.window_start_ms ?? 0);
-  const inWindow = counted !== undefined && now - start < RESET_REQUEST_WINDOW_MS;
-  if (inWindow && counted.requests >= RESET_REQUESTS_PER_WINDOW) {
-    const retryAfter = Math.ceil((start + RESET_REQUEST_WINDOW_MS - now) / 1000);
-    throw problem(
-      'rateLimited',
-      'A reset link was asked for this address several times already. Wait an hour, or ask the operator.',
-      { headers: { 'retry-after': String(retryAfter) } },
-    );
-  }
-  await db
-    .insertInto('console_reset_requests')
-    .values({ key, requests: 1, window_start_ms: now })
-    .onConflict((oc) =>
-      oc
-        .column('key')
-        .doUpdateSet(
-          inWindow
-            ? { requests: (eb) => eb('console_reset_requests.requests', '+', 1) }
-            : { requests: 1, window_start_ms: now },
-        ),
-    )
-    .execute();
-  await db
-    .deleteFrom('console_reset_requests')
-    .where('window_start_ms', '<=', now - RESET_REQUEST_WINDOW_MS)
-    .execute();
+  const open = await refuseWhenSpent(db, key, RESET_REQUEST_RULE, now);
+  await countAttempt(db, key, RESET_REQUEST_RULE, open, now);
 }
 
 /** The message that carries a reset link. */

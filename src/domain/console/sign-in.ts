@@ -1,7 +1,6 @@
-// Sign-in with email and password, rate limited per email+IP. The failure counts live in the
-// database (console_sign_in_failures), not in memory: every API instance on the database shares
-// them and a restart does not reset them; rows are one per email+IP, removed on success and
-// swept once their window has passed, so the table stays bounded by recent attackers.
+// Sign-in with email and password, rate limited per email+IP: wrong passwords are counted in the
+// database (rate-windows.ts), so every API instance shares the count and a restart resets none; a
+// right password forgets it.
 import { problem } from '../../errors.js';
 import { hashSecret } from '../../lib/secrets.js';
 import { audit } from './audit.js';
@@ -9,10 +8,16 @@ import type { ConsoleDb } from './db.js';
 import { verifyPassword } from './passwords.js';
 import type { SessionLifetime } from '../../config.js';
 import { openSession } from './sessions.js';
+import { countAttempt, forgetAttempts, refuseWhenSpent, type RateRule } from './rate-windows.js';
 
 /** Failures allowed per email+IP within the window before sign-in is refused (429). */
 export const SIGN_IN_MAX_FAILURES = 5;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+const SIGN_IN_RULE: RateRule = {
+  limit: SIGN_IN_MAX_FAILURES,
+  windowMs: SIGN_IN_WINDOW_MS,
+  refusal: 'Too many failed sign-ins. Wait a few minutes and try again.',
+};
 
 /** A successful sign-in: the new session's token. */
 export interface SignedIn {
@@ -30,50 +35,22 @@ function limitKey(email: string, ip: string): string {
  * counting window is open. Every password typed in the console goes through it: sign-in, and the
  * current password on the account page.
  */
-export async function refuseWhenLimited(
+export function refuseWhenLimited(
   db: ConsoleDb,
   input: { email: string; ip: string },
   now: number,
 ): Promise<boolean> {
-  const counted = await db
-    .selectFrom('console_sign_in_failures')
-    .selectAll()
-    .where('key', '=', limitKey(input.email, input.ip))
-    .executeTakeFirst();
-  const inWindow = counted !== undefined && now - Number(counted.window_start_ms) < SIGN_IN_WINDOW_MS;
-  if (inWindow && counted.failures >= SIGN_IN_MAX_FAILURES) {
-    const retryAfter = Math.ceil((Number(counted.window_start_ms) + SIGN_IN_WINDOW_MS - now) / 1000);
-    throw problem('rateLimited', 'Too many failed sign-ins. Wait a few minutes and try again.', {
-      headers: { 'retry-after': String(retryAfter) },
-    });
-  }
-  return inWindow;
+  return refuseWhenSpent(db, limitKey(input.email, input.ip), SIGN_IN_RULE, now);
 }
 
 /** Counts one wrong password for email+IP (a new window when none is open); sweeps old rows. */
-export async function countFailure(
+export function countFailure(
   db: ConsoleDb,
   input: { email: string; ip: string },
   inWindow: boolean,
   now: number,
 ): Promise<void> {
-  await db
-    .insertInto('console_sign_in_failures')
-    .values({ key: limitKey(input.email, input.ip), failures: 1, window_start_ms: now })
-    .onConflict((oc) =>
-      oc
-        .column('key')
-        .doUpdateSet(
-          inWindow
-            ? { failures: (eb) => eb('console_sign_in_failures.failures', '+', 1) }
-            : { failures: 1, window_start_ms: now },
-        ),
-    )
-    .execute();
-  await db
-    .deleteFrom('console_sign_in_failures')
-    .where('window_start_ms', '<=', now - SIGN_IN_WINDOW_MS)
-    .execute();
+  return countAttempt(db, limitKey(input.email, input.ip), SIGN_IN_RULE, inWindow, now);
 }
 
 /** Checks the password and opens a new session; 401 when wrong, 429 when rate limited. */
@@ -98,7 +75,7 @@ export async function signIn(
     await audit(db, { accountId: account?.id ?? null, name: email }, 'session.sign_in_failed');
     throw problem('unauthenticated', 'The email or password is not right.');
   }
-  await db.deleteFrom('console_sign_in_failures').where('key', '=', limitKey(email, input.ip)).execute();
+  await forgetAttempts(db, limitKey(email, input.ip));
   // Said only to whoever knows the password: nothing tells others that the account exists.
   if (account.disabled_at !== null)
     throw problem('forbidden', "This account is disabled. Ask the service's operator to enable it.");

@@ -47,14 +47,6 @@ export interface ConsolePasswordResetsTable {
   created_at: string;
 }
 
-/** Reset links asked for by mail, per address (hashed), in the current window. */
-export interface ConsoleResetRequestsTable {
-  key: string;
-  requests: number;
-  /** Epoch milliseconds. */
-  window_start_ms: number;
-}
-
 export interface ConsoleSessionsTable {
   id_hash: string;
   account_id: number;
@@ -64,11 +56,12 @@ export interface ConsoleSessionsTable {
   last_seen_ms: number;
 }
 
-export interface ConsoleSignInFailuresTable {
+/** Attempts counted per key (hashed) in a window of its own (domain/console/rate-windows.ts). */
+export interface ConsoleRateWindowsTable {
   key: string;
-  failures: number;
-  /** Epoch milliseconds. */
-  window_start_ms: number;
+  count: number;
+  /** Epoch milliseconds: the end of the key's window. */
+  window_end_ms: number;
 }
 
 export interface ConsoleAuditTable {
@@ -87,10 +80,9 @@ export type ConsoleTables = {
   console_memberships: ConsoleMembershipsTable;
   console_invitations: ConsoleInvitationsTable;
   console_sessions: ConsoleSessionsTable;
-  console_sign_in_failures: ConsoleSignInFailuresTable;
+  console_rate_windows: ConsoleRateWindowsTable;
   console_audit: ConsoleAuditTable;
   console_password_resets: ConsolePasswordResetsTable;
-  console_reset_requests: ConsoleResetRequestsTable;
 };
 
 export type ConsoleAccountRow = Selectable<ConsoleAccountsTable>;

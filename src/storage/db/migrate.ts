@@ -28,6 +28,7 @@ import { migration as m020 } from './migrations/020_console_account_disabled.js'
 import { migration as m021 } from './migrations/021_app_key_uses.js';
 import { migration as m022 } from './migrations/022_schema_versions.js';
 import { migration as m023 } from './migrations/023_proxy_id_uses.js';
+import { migration as m024 } from './migrations/024_console_rate_windows.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -54,6 +55,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '021_app_key_uses': m021,
   '022_schema_versions': m022,
   '023_proxy_id_uses': m023,
+  '024_console_rate_windows': m024,
 };
 
 /** The ledger of applied migrations, one row per name. */
