@@ -4,6 +4,8 @@ import { nowTimestamp } from '../../lib/time.js';
 import { csvField } from '../records/render.js';
 import type { ConsoleAuditRow } from '../../storage/db/console-tables.js';
 import type { ConsoleDb } from './db.js';
+import { appIdFields } from '../identity/app-id.js';
+import type { Db } from '../identity/users.js';
 
 /** What can be written to the log: a closed set, so reports can rely on the names. */
 export const AUDIT_ACTIONS = [
@@ -115,6 +117,12 @@ export interface Actor {
 }
 
 export const CLI_ACTOR: Actor = { accountId: null, name: 'cli' };
+
+/** An app as the log names it, `app NAME (APP ID)`, its name read in `db` (a change's transaction). */
+export async function appActor(db: Db, appId: string): Promise<Actor> {
+  const app = await db.selectFrom('apps').select('name').where('id', '=', appId).executeTakeFirstOrThrow();
+  return { accountId: null, name: `app ${app.name} (${appIdFields(appId).platformAppId})` };
+}
 
 /** Appends one row to the audit log. */
 export async function audit(

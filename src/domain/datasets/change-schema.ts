@@ -9,9 +9,8 @@ import type { Tables } from '../../storage/db/tables.js';
 import { tablePrefix, type CopiedColumn, type RecordStore } from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
-import { audit } from '../console/audit.js';
+import { appActor, audit } from '../console/audit.js';
 import { asServiceDb, consoleDb } from '../console/db.js';
-import { appIdFields } from '../identity/app-id.js';
 import { keepBuiltTable, ledgerBuiltTable, swapGeneration } from './generations.js';
 import { wideningOf, type PropertyType } from './column-types.js';
 import { findVisibleDatasetWithSchema, getDataset, type DatasetCaller } from './datasets.js';
@@ -157,20 +156,10 @@ export async function changeSchema(
           })
           .where('dataset_id', '=', datasetId)
           .execute();
-        const app = await trx
-          .selectFrom('apps')
-          .select('name')
-          .where('id', '=', caller.appId)
-          .executeTakeFirstOrThrow();
-        await audit(
-          audited,
-          { accountId: null, name: `app ${app.name} (${appIdFields(caller.appId).platformAppId})` },
-          'dataset.schema_changed',
-          {
-            workspaceId: row.workspace_id,
-            detail: `"${patch.name ?? row.name}" (${datasetId}), schema version ${version}: ${lastChange}`,
-          },
-        );
+        await audit(audited, await appActor(trx, caller.appId), 'dataset.schema_changed', {
+          workspaceId: row.workspace_id,
+          detail: `"${patch.name ?? row.name}" (${datasetId}), schema version ${version}: ${lastChange}`,
+        });
         return true;
       });
   } finally {

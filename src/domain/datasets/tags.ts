@@ -7,7 +7,7 @@ import { nowTimestamp } from '../../lib/time.js';
 import { appIdFields, type AppIdFields } from '../identity/app-id.js';
 import type { Db } from '../identity/users.js';
 import type { DatasetTag } from './view.js';
-import { audit } from '../console/audit.js';
+import { appActor, audit } from '../console/audit.js';
 import { asServiceDb, consoleDb } from '../console/db.js';
 
 /** An app connected to a workspace, as GET /datasets/tags lists it. */
@@ -96,22 +96,12 @@ export async function removeTagAsApp(
       await removeTag(asServiceDb(trx), dataset.id, datasetTagId);
       if (tag === undefined || tag.app_id !== dataset.created_by_app_id || caller.appId === tag.app_id)
         return;
-      const remover = await trx
-        .selectFrom('apps')
-        .select(['id', 'name'])
-        .where('id', '=', caller.appId)
-        .executeTakeFirstOrThrow();
-      await audit(
-        trx,
-        { accountId: null, name: `app ${remover.name} (${appIdFields(remover.id).platformAppId})` },
-        'dataset.creator_untagged',
-        {
-          workspaceId: dataset.workspace_id,
-          detail:
-            `"${dataset.name}" (${dataset.id}): ${tag.name} (${appIdFields(tag.app_id).platformAppId}), ` +
-            'which created it, can no longer see it',
-        },
-      );
+      await audit(trx, await appActor(asServiceDb(trx), caller.appId), 'dataset.creator_untagged', {
+        workspaceId: dataset.workspace_id,
+        detail:
+          `"${dataset.name}" (${dataset.id}): ${tag.name} (${appIdFields(tag.app_id).platformAppId}), ` +
+          'which created it, can no longer see it',
+      });
     });
 }
 
