@@ -72,14 +72,14 @@ const TagIds = Type.Array(ref(AppRef), {
 });
 const Description = Type.String({ maxLength: 2000 });
 
-export const NewDatasetProperty = component(
-  'NewDatasetProperty',
-  Type.Object({
-    name: Type.String({ minLength: 1, maxLength: 63 }),
-    type: checkedEnum(PROPERTY_TYPES, { minLength: 1, maxLength: 32 }),
-    required: Type.Optional(Type.Boolean()),
-  }),
-);
+/** What a property is given as, at creation and in a schema change. */
+const PROPERTY_FIELDS = {
+  name: Type.String({ minLength: 1, maxLength: 63 }),
+  type: checkedEnum(PROPERTY_TYPES, { minLength: 1, maxLength: 32 }),
+  required: Type.Optional(Type.Boolean()),
+};
+
+export const NewDatasetProperty = component('NewDatasetProperty', Type.Object(PROPERTY_FIELDS));
 
 export const NewDatasetSchema = component(
   'NewDatasetSchema',
@@ -103,9 +103,7 @@ export const NewDatasetBody = component(
 export const SchemaChangeProperty = component(
   'SchemaChangeProperty',
   Type.Object({
-    name: Type.String({ minLength: 1, maxLength: 63 }),
-    type: checkedEnum(PROPERTY_TYPES, { minLength: 1, maxLength: 32 }),
-    required: Type.Optional(Type.Boolean()),
+    ...PROPERTY_FIELDS,
     renamedFrom: Type.Optional(
       Type.String({
         minLength: 1,
