@@ -11,7 +11,7 @@ import { BUILD_ALLOWANCE_MS, ledgerBuiltTable } from '../../src/domain/datasets/
 import { dropRetiredTables, RETIRED_TABLE_GRACE_MS } from '../../src/worker/sweep.js';
 import type { SchemaUpdateInput } from '../../src/domain/datasets/schema-change.js';
 import { ProblemError } from '../../src/errors.js';
-import { tablePrefix, type RecordStore } from '../../src/storage/records/index.js';
+import { tablePrefix, type RecordStore, type StagingWriter } from '../../src/storage/records/index.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, type Fixture } from '../support/fixture.js';
 import { allRecords, uploadAndWait } from '../support/loading.js';
@@ -37,6 +37,22 @@ interface Report {
 }
 
 type SentProperty = SchemaUpdateInput['properties'][number];
+/** `records` with its `createStaging` run through `hook` (given the table and the real build). */
+function withStagingHook(
+  records: RecordStore,
+  hook: (table: string, build: () => Promise<StagingWriter>) => Promise<StagingWriter>,
+): RecordStore {
+  return new Proxy(records, {
+    get(target, prop) {
+      if (prop === 'createStaging')
+        return (...args: Parameters<RecordStore['createStaging']>) =>
+          hook(args[0], () => target.createStaging(...args));
+      const value: unknown = Reflect.get(target, prop);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 const PROPS: SentProperty[] = [
   { name: 'id', type: 'integer', required: true },
   { name: 'name', type: 'string', required: true },
@@ -420,8 +436,8 @@ await forEachDatabase('schema changes', (target) => {
     assert.equal((await dataset(id)).schemaVersion, 2);
   });
 
-  void it('a change that another commit overtakes answers 409, changes nothing and leaves no table', async () => {
-    const id = await loaded();
+  /** The dataset's row and the caller that created it, as `changeSchema` takes it. */
+  const creatorOf = async (id: string) => {
     const row = await h.database.db
       .selectFrom('datasets')
       .selectAll()
@@ -432,23 +448,21 @@ await forEachDatabase('schema changes', (target) => {
       workspaceId: row.workspace_id,
       ownerUserId: row.created_by_user_id,
     };
+    return { row, caller };
+  };
+
+  void it('a change that another commit overtakes answers 409, changes nothing and leaves no table', async () => {
+    const id = await loaded();
+    const { row, caller } = await creatorOf(id);
     const real = h.services.records;
     // While the new table is built, another schema change commits (through the API).
-    const racing = new Proxy(real, {
-      get(target, prop) {
-        if (prop === 'createStaging') {
-          return async (...args: Parameters<RecordStore['createStaging']>) => {
-            const writer = await target.createStaging(...args);
-            const other = await patch(id, {
-              schema: { properties: propsWith({ name: { required: false } }) },
-            });
-            assert.equal(other.status, 200, other.text);
-            return writer;
-          };
-        }
-        const value: unknown = Reflect.get(target, prop);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
+    const racing = withStagingHook(real, async (_table, build) => {
+      const writer = await build();
+      const other = await patch(id, {
+        schema: { properties: propsWith({ name: { required: false } }) },
+      });
+      assert.equal(other.status, 200, other.text);
+      return writer;
     });
     await assert.rejects(
       changeSchema(
@@ -490,32 +504,15 @@ await forEachDatabase('schema changes', (target) => {
     const real = h.services.records;
     let seen: { table_name: string; retired_at: number } | undefined;
     let keptMeanwhile = false;
-    const watched = new Proxy(real, {
-      get(target, prop) {
-        if (prop === 'createStaging') {
-          return async (...args: Parameters<RecordStore['createStaging']>) => {
-            seen = (await ledger()).find((e) => e.table_name === args[0]);
-            await dropRetiredTables(sweepDeps, Date.now());
-            const writer = await target.createStaging(...args);
-            await dropRetiredTables(sweepDeps, Date.now() + RETIRED_TABLE_GRACE_MS + 1000);
-            keptMeanwhile = (await ledger()).some((e) => e.table_name === args[0]);
-            return writer;
-          };
-        }
-        const value: unknown = Reflect.get(target, prop);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
+    const watched = withStagingHook(real, async (table, build) => {
+      seen = (await ledger()).find((e) => e.table_name === table);
+      await dropRetiredTables(sweepDeps, Date.now());
+      const writer = await build();
+      await dropRetiredTables(sweepDeps, Date.now() + RETIRED_TABLE_GRACE_MS + 1000);
+      keptMeanwhile = (await ledger()).some((e) => e.table_name === table);
+      return writer;
     });
-    const row = await h.database.db
-      .selectFrom('datasets')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
-    const caller = {
-      appId: row.created_by_app_id,
-      workspaceId: row.workspace_id,
-      ownerUserId: row.created_by_user_id,
-    };
+    const { caller } = await creatorOf(id);
     await changeSchema(
       h.database.db,
       watched,
