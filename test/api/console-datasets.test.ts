@@ -20,7 +20,7 @@ import {
   LOADS_PER_PAGE,
   RECENT_JOBS,
 } from '../../src/http/routes/console/pages-datasets.js';
-import { accessToken, onboardApp, ownToken } from '../support/onboarding.js';
+import { accessToken, onboardApp, ownToken, callApi } from '../support/onboarding.js';
 import { putFile } from '../support/loading.js';
 import { connectInstallation } from '../../src/domain/identity/installations.js';
 import { consoleDb } from '../../src/domain/console/db.js';
@@ -45,15 +45,8 @@ await forEachDatabase('console datasets and loads', (target) => {
   const email = (who: string) => `${who}.${++counter}@example.org`;
 
   /** A call to /api/v1 with an app's access token. */
-  async function api(token: string, method: string, path: string, body?: unknown) {
-    const res = await t.app.inject({
-      method: method as 'GET',
-      url: `/api/v1${path}`,
-      headers: { authorization: `Bearer ${token}` },
-      ...(body !== undefined ? { payload: body as Record<string, unknown> } : {}),
-    });
-    return { status: res.statusCode, json: () => res.json<Record<string, unknown>>(), text: res.body };
-  }
+  const api = (token: string, method: string, path: string, body?: unknown) =>
+    callApi(t, token, method, path, body);
 
   /** Polls the load until it ends, and fails unless it ended as `expected`. */
   async function jobEnds(token: string, jobId: string, expected: 'Completed' | 'Failed') {

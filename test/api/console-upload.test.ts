@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { forEachDatabase } from '../support/databases.js';
 import { startFixture, startFixtureOnS3, type Fixture } from '../support/fixture.js';
 import { ConsoleBrowser, csrfOf, signedInMember, unescapeHtml } from '../support/console-browser.js';
-import { onboardApp, ownToken } from '../support/onboarding.js';
+import { onboardApp, ownToken, callApi } from '../support/onboarding.js';
 import { consoleDb } from '../../src/domain/console/db.js';
 import { auditRows } from '../../src/domain/console/audit.js';
 import { MULTIPART_OVERHEAD_BYTES } from '../../src/http/routes/console/upload.js';
@@ -37,15 +37,9 @@ function uploadSuite(start: () => Promise<Fixture>, full: boolean) {
 
   const db = () => consoleDb(t.database.db);
 
-  async function api(token: string, method: string, path: string, body?: unknown) {
-    const res = await t.app.inject({
-      method: method as 'GET',
-      url: `/api/v1${path}`,
-      headers: { authorization: `Bearer ${token}` },
-      ...(body !== undefined ? { payload: body as Record<string, unknown> } : {}),
-    });
-    return { status: res.statusCode, json: () => res.json<Record<string, unknown>>(), text: res.body };
-  }
+  /** A call to /api/v1 with an app's access token. */
+  const api = (token: string, method: string, path: string, body?: unknown) =>
+    callApi(t, token, method, path, body);
 
   /** A workspace with an app, an empty dataset with a key, and a signed-in member of `role`. */
   async function setUp(role: ConsoleRole = 'owner') {

@@ -85,3 +85,20 @@ export function problemOf(res: LightMyRequestResponse): {
     throw new Error(`expected a problem, got ${type}: ${res.body}`);
   return res.json();
 }
+
+/** A call to /api/v1 with an app's access token, through the fixture's app (no socket). */
+export async function callApi(
+  service: Pick<Fixture, 'app'>,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: () => Record<string, unknown>; text: string }> {
+  const res = await service.app.inject({
+    method: method as 'GET',
+    url: `/api/v1${path}`,
+    headers: { authorization: `Bearer ${token}` },
+    ...(body !== undefined ? { payload: body as Record<string, unknown> } : {}),
+  });
+  return { status: res.statusCode, json: () => res.json<Record<string, unknown>>(), text: res.body };
+}
