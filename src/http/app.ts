@@ -15,6 +15,7 @@ import type { ApiDeps, TypedApp } from './deps.js';
 import { CredentialCache } from '../domain/identity/credential-cache.js';
 import { tokenMinting } from '../domain/identity/access-tokens.js';
 import { sharedEpochReads } from '../domain/identity/epoch-reads.js';
+import { sharedSerializers } from './serializers.js';
 import { installProblemHandlers } from './problems.js';
 import { authRoutes } from './routes/auth.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -116,6 +117,8 @@ export async function buildApp(
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     http: { requireHostHeader: false },
+    // One response serializer per distinct schema, not per route and status (serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
     ajv: {
       customOptions: {
         removeAdditional: false,
