@@ -7,7 +7,12 @@ const PROBLEM = {
   type: 'object',
   properties: { title: { type: 'string' }, status: { type: 'integer' } },
 };
-const route = (schema: unknown, httpStatus: string, url = '/a') => ({ method: 'GET', url, httpStatus, schema });
+const route = (schema: unknown, httpStatus: string, url = '/a') => ({
+  method: 'GET',
+  url,
+  httpStatus,
+  schema,
+});
 
 /** Fastify's own factory, counting what it compiles. */
 function countingFactory() {
