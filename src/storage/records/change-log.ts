@@ -31,42 +31,87 @@ export class ChangeLog {
   async capture(c: ChangeCapture): Promise<number> {
     const key = keyOf(c.schema);
     await this.ensureTable(c.changesTable, c.schema);
-    const log = quoteId(c.changesTable);
-    const keyList = key.map(quoteId).join(', ');
+    const into = `insert into ${quoteId(c.changesTable)} (${quoteId(BATCH_COLUMN)}, ${key.map(quoteId).join(', ')})`;
+    const keyOfRow = (alias: string) => key.map((k) => `${alias}.${quoteId(k)}`).join(', ');
     const sameKey = (a: string, b: string) => key.map((k) => `${a}.${quoteId(k)} = ${b}.${quoteId(k)}`);
-    let total = 0;
-    if (c.changed !== 'none') {
-      const where: string[] = [];
-      if (c.changed === 'writtenAfterCopy' && c.previous !== null) {
-        // The copy keeps the previous table's row numbers; written rows are numbered after them.
-        const row = quoteId(ROW_COLUMN);
-        where.push(`n.${row} > (select coalesce(max(${row}), 0) from ${quoteId(c.previous)})`);
-      }
-      if (c.previous !== null) {
-        // A record is a change unless the previous table holds the same key with the same values.
-        const same = [
-          ...sameKey('p', 'n'),
-          ...c.schema.columns
-            .filter((col) => !key.includes(col.name))
-            .map((col) => this.nullSafeEqual(`p.${quoteId(col.name)}`, `n.${quoteId(col.name)}`)),
-        ];
-        where.push(`not exists (select 1 from ${quoteId(c.previous)} p where ${same.join(' and ')})`);
-      }
-      total += await this.run(
-        `insert into ${log} (${quoteId(BATCH_COLUMN)}, ${keyList})
-         select ${c.batch}, ${key.map((k) => `n.${quoteId(k)}`).join(', ')} from ${quoteId(c.table)} n
-         ${where.length > 0 ? `where ${where.join(' and ')}` : ''}`,
+    const sameValues = c.schema.columns
+      .filter((col) => !key.includes(col.name))
+      .map((col) => this.nullSafeEqual(`p.${quoteId(col.name)}`, `n.${quoteId(col.name)}`));
+    const table = quoteId(c.table);
+    if (c.previous === null) {
+      // Nothing before: every considered row is a change.
+      return c.changed === 'none'
+        ? 0
+        : this.run(`${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n`);
+    }
+    const previous = quoteId(c.previous);
+    if (c.changed === 'all' && c.removed && this.engine === 'postgres') {
+      // A replace on PostgreSQL: one merge of the two tables along their keys finds the changed,
+      // added and removed keys at once (two anti-joins hashed both tables twice: 3 s against 1.4 s
+      // for 1M records).
+      const differs = [`n.${quoteId(key[0] ?? '')} is null`, `p.${quoteId(key[0] ?? '')} is null`];
+      const values = sameValues.length > 0 ? [`not (${sameValues.join(' and ')})`] : [];
+      const either = key.map((k) => `coalesce(n.${quoteId(k)}, p.${quoteId(k)})`).join(', ');
+      return this.runAlongKeys(
+        'merge',
+        `${into} select ${c.batch}, ${either} from ${table} n full join ${previous} p on ${sameKey('n', 'p').join(' and ')}
+          where ${[...differs, ...values].join(' or ')}`,
       );
     }
-    if (c.removed && c.previous !== null) {
+    let total = 0;
+    if (c.changed !== 'none') {
+      // A row is a change unless the previous table holds the same key with the same values.
+      const unchanged = `exists (select 1 from ${previous} p where ${[...sameKey('p', 'n'), ...sameValues].join(' and ')})`;
+      if (c.changed === 'all') {
+        total += await this.run(
+          `${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n where not ${unchanged}`,
+        );
+      } else {
+        total += await this.writtenAfterCopy(
+          `${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n`,
+          unchanged,
+          c.previous,
+        );
+      }
+    }
+    if (c.removed) {
       // Keys the previous table held and the new one does not: deleted.
       total += await this.run(
-        `insert into ${log} (${quoteId(BATCH_COLUMN)}, ${keyList})
-         select ${c.batch}, ${key.map((k) => `p.${quoteId(k)}`).join(', ')} from ${quoteId(c.previous)} p
-          where not exists (select 1 from ${quoteId(c.table)} n where ${sameKey('n', 'p').join(' and ')})`,
+        `${into} select ${c.batch}, ${keyOfRow('p')} from ${previous} p
+          where not exists (select 1 from ${table} n where ${sameKey('n', 'p').join(' and ')})`,
       );
     }
     return total;
+  }
+
+  /** The rows written after the copy of `previous` (numbered after its last row) that `unchanged`
+   * does not hold, inserted by `insert`: each probes the previous table's key. */
+  private async writtenAfterCopy(insert: string, unchanged: string, previous: string): Promise<number> {
+    const row = quoteId(ROW_COLUMN);
+    const { rows } = await sql<{ m: number | string | null }>`
+      select max(${sql.ref(ROW_COLUMN)}) as m from ${sql.table(previous)}`.execute(this.db);
+    const lastRow = Number(rows[0]?.m ?? 0);
+    const statement = `${insert} where n.${row} > ${lastRow} and not ${unchanged}`;
+    // SQLite: the rowid range, then a probe of the key index per written row. PostgreSQL: the
+    // same, which it would not choose on its own (below).
+    return this.engine === 'sqlite' ? this.run(statement) : this.runAlongKeys('probe', statement);
+  }
+
+  /**
+   * Runs a statement that joins a new table to another through their primary keys, with hash
+   * joins off (and merge joins, to `probe` the key per row): the new table has no statistics yet,
+   * and the planner hashed the whole previous table (1.6 s for 10k upserted rows against 1M
+   * records) where probing its key per row takes 0.2 s, and merging both tables along their keys
+   * 1.4 s for a whole 1M-record replace (3 s hashed). PostgreSQL only.
+   */
+  private runAlongKeys(how: 'probe' | 'merge', statement: string): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`set local enable_hashjoin = off`.execute(trx);
+      if (how === 'probe') await sql`set local enable_mergejoin = off`.execute(trx);
+      await sql`set local jit = off`.execute(trx);
+      const res = await sql.raw(statement).execute(trx);
+      return Number(res.numAffectedRows ?? 0);
+    });
   }
 
   /**
