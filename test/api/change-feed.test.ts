@@ -231,6 +231,86 @@ await forEachDatabase('change feed', (target) => {
     }
   });
 
+  void it('a load committing between two pages of one read loses nothing', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const reader = new Follower(await firstCursor(id));
+    await load(id, csv(range(1, 10, 'a')), 'create');
+    const first = await changes(id, reader.cursor, 4);
+    assert.deepEqual(summary(first.json.data), ['upsert:1', 'upsert:2', 'upsert:3', 'upsert:4']);
+    for (const e of first.json.data) reader.held.set(keyOf(e), e.record ?? {});
+    reader.cursor = first.json.metadata.nextCursor;
+    // Between the pages: 2 (already read) and 8 (not yet) change, 9 goes, 11 comes.
+    await load(
+      id,
+      csv([
+        [2, 'b', 2],
+        [8, 'b', 8],
+        [11, 'b', 11],
+      ]),
+      'upsert',
+    );
+    await load(id, 'id\n9\n', 'delete');
+    assert.deepEqual(summary(await reader.follow(id, 4)), [
+      'upsert:5',
+      'upsert:6',
+      'upsert:7',
+      'upsert:10',
+      'upsert:2',
+      'upsert:8',
+      'upsert:11',
+      'delete:9',
+    ]);
+    await reader.matches(id);
+  });
+
+  void it('a schema change that rewrites nothing is its event alone; a keyless dataset logs nothing', async () => {
+    const id = await h.defineDataset([...PROPS, { name: 'note', type: 'string', required: true }], ['id']);
+    const since = await firstCursor(id);
+    await load(id, 'id,name,score,note\n1,a,1,x\n', 'create');
+    const patched = await h.api('PATCH', `/datasets/${id}`, {
+      schema: { properties: [...PROPS, { name: 'note', type: 'string' }], primaryKey: ['id'] },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    const { entries } = await readFeed(id, since);
+    assert.deepEqual(summary(entries), ['upsert:1', 'schema:2']);
+    assert.deepEqual(
+      entries[1]?.changes?.map((c) => [c.kind, c.property]),
+      [['madeOptional', 'note']],
+    );
+
+    const keyless = await h.defineDataset(PROPS);
+    await load(keyless, csv(range(1, 3, 'a')), 'create');
+    await load(keyless, csv(range(1, 3, 'b')), 'replace');
+    const batches = await h.database.db
+      .selectFrom('dataset_change_batches')
+      .select('id')
+      .where('dataset_id', '=', keyless)
+      .execute();
+    assert.deepEqual(batches, []);
+  });
+
+  void it('a batch never published (its load crashed) is invisible, and swept a day later', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    const since = await firstCursor(id);
+    await load(id, csv(range(1, 3, 'a')), 'create');
+    // What a worker that died between its capture and its commit leaves: a batch with keys.
+    const { id: batch } = await h.database.db
+      .insertInto('dataset_change_batches')
+      .values({ dataset_id: id, kind: 'records', detail: null, created_at: Date.now() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const { entries } = await readFeed(id, since);
+    assert.deepEqual(summary(entries), ['upsert:1', 'upsert:2', 'upsert:3']);
+    const day = 24 * 60 * 60 * 1000;
+    await pruneChangeHistory(h.database.db, h.services.records, 7 * day, Date.now() + day / 2);
+    const left = () =>
+      h.database.db.selectFrom('dataset_change_batches').select('id').where('id', '=', batch).execute();
+    assert.equal((await left()).length, 1, 'kept while its load may still be running');
+    await pruneChangeHistory(h.database.db, h.services.records, 7 * day, Date.now() + day + 1000);
+    assert.deepEqual(await left(), []);
+    assert.deepEqual(summary((await readFeed(id, since)).entries), ['upsert:1', 'upsert:2', 'upsert:3']);
+  });
+
   void it('refuses cursors that are not the reader’s (400) and history no longer kept (410)', async () => {
     const id = await h.defineDataset(PROPS, ['id']);
     const other = await h.defineDataset(PROPS, ['id']);
