@@ -13,6 +13,7 @@ import {
   type RecordStore,
 } from '../../storage/records/index.js';
 import { discardBatch, openBatch, publishBatch } from '../changes/batches.js';
+import { enqueueDatasetChanged } from '../webhooks/outbox.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import { appActor, audit } from '../console/audit.js';
@@ -154,7 +155,10 @@ export async function changeSchema(
           set: { ...names, schema_version: version, ...(rewrite ? { date_last_record_updated: now } : {}) },
         });
         if (!done) return false;
-        if (batch !== null) await publishBatch(trx, batch, row.generation + 1);
+        if (batch !== null) {
+          await publishBatch(trx, batch, row.generation + 1);
+          await enqueueDatasetChanged(trx, datasetId, row.generation + 1, now);
+        }
         if (table !== null && table !== row.records_table) await keepBuiltTable(trx, table);
         await trx
           .updateTable('dataset_schemas')

@@ -303,7 +303,12 @@ export interface IdempotencyKeysTable {
 }
 
 /** The events an app's webhook receives (#13). */
-export const WEBHOOK_EVENTS = ['dataset.job.completed', 'dataset.job.failed', 'dataset.job.expired'] as const;
+export const WEBHOOK_EVENTS = [
+  'dataset.job.completed',
+  'dataset.job.failed',
+  'dataset.job.expired',
+  'dataset.changed',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Where a delivery stands: still to be sent (or retried), received with a 2xx, or given up. */
@@ -329,7 +334,11 @@ export interface WebhookDeliveriesTable {
   app_id: string;
   installation_id: number;
   workspace_id: number;
-  job_id: string;
+  /** The job whose end the delivery tells of; null for dataset.changed. */
+  job_id: string | null;
+  /** dataset.changed: the dataset, and the generation its commit made (the body's cursor). */
+  dataset_id: string | null;
+  generation: number | null;
   event: WebhookEvent;
   /** When the job made its final move (a timestamp like created_at). */
   occurred_at: string;

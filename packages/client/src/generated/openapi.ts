@@ -966,12 +966,12 @@ export interface components {
         SetWebhookRequest: {
             /** @description http(s) URL the deliveries are POSTed to; internal addresses need WEBHOOK_URL_ALLOWLIST */
             url: string;
-            /** @description The job events to deliver; every event when left out */
-            events?: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired")[];
+            /** @description The events to deliver; the job events (dataset.job.*) when left out: dataset.changed is asked for by name */
+            events?: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired" | "dataset.changed")[];
         };
         Webhook: {
             url: string;
-            events: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired")[];
+            events: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired" | "dataset.changed")[];
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
             dateCreated: string;
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
@@ -979,7 +979,7 @@ export interface components {
         };
         WebhookWithSecret: {
             url: string;
-            events: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired")[];
+            events: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired" | "dataset.changed")[];
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
             dateCreated: string;
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
@@ -991,8 +991,11 @@ export interface components {
             /** @description X-DX-Delivery and the body’s deliveryId */
             deliveryId: string;
             /** @enum {string} */
-            event: "dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired";
-            jobId: string;
+            event: "dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired" | "dataset.changed";
+            /** @description The job of a job event; null for dataset.changed */
+            jobId: string | null;
+            /** @description The dataset of dataset.changed (its body carries the changesCursor after the commit); null for a job event */
+            datasetId: string | null;
             installationId: number;
             workspaceId: number;
             /** @description ISO 8601, UTC, no zone suffix, microseconds */

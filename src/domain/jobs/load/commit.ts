@@ -4,6 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { DatasetRow, Tables } from '../../../storage/db/tables.js';
 import { publishBatch } from '../../changes/batches.js';
+import { enqueueDatasetChanged } from '../../webhooks/outbox.js';
 import { swapGeneration } from '../../datasets/generations.js';
 import { nowTimestamp } from '../../../lib/time.js';
 import type { Db } from '../../identity/users.js';
@@ -63,7 +64,10 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
         set: { ...recordsAfter(req), date_last_record_updated: now },
       });
       if (!swapped) return 'retry' as const;
-      if (req.changeBatch !== undefined) await publishBatch(trx, req.changeBatch, ds.generation + 1);
+      if (req.changeBatch !== undefined) {
+        await publishBatch(trx, req.changeBatch, ds.generation + 1);
+        await enqueueDatasetChanged(trx, req.datasetId, ds.generation + 1, now);
+      }
       // Throws when another worker owns the job now (our lease lapsed): the swap is undone.
       await completeUnderLease(trx, req);
       return 'done' as const;
