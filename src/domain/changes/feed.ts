@@ -112,6 +112,14 @@ export async function changesPageJson(
       break;
     }
   }
+  // The sweep may have pruned the oldest of these batches while they were read (it forgets the
+  // generation first, then deletes the keys): a page that may miss keys is refused, not sent.
+  const pruned = await db
+    .selectFrom('datasets')
+    .select('changes_pruned_through')
+    .where('id', '=', ds.id)
+    .executeTakeFirst();
+  if (pruned !== undefined && from.seq <= pruned.changes_pruned_through) throw expired();
   const nextCursor = encodeCursor(secret, owner, next ?? afterGeneration(generation));
   return `{"metadata":{"count":${entries.length},"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${next !== null}},"data":[${entries.join(',')}]}`;
 }
