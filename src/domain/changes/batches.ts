@@ -53,6 +53,9 @@ export async function discardBatch(
 ): Promise<void> {
   await records.discardChanges(changesTableName(datasetId), [batch]);
   await db.deleteFrom('dataset_change_batches').where('id', '=', batch).where('seq', 'is', null).execute();
+  // A dataset deleted while its load captured: the log that capture may have made again goes too.
+  const dataset = await db.selectFrom('datasets').select('id').where('id', '=', datasetId).executeTakeFirst();
+  if (dataset === undefined) await records.dropTable(changesTableName(datasetId));
 }
 
 /**
