@@ -113,6 +113,8 @@ const ENV = {
   // An idle worker's claim query is one index probe: 4 a second cost little and cut a job's wait.
   WORKER_POLL_MS: integer(250, 10, 600000),
   EXPORT_DOWNLOADS_MAX: integer(4, 1, 1000),
+  // How long the change feed keeps a dataset's changes (domain/changes/batches.ts): 7 days.
+  CHANGES_RETENTION_HOURS: integer(168, 1, 87600),
   // The web console's sessions (domain/console/sessions.ts).
   CONSOLE_SESSION_IDLE_MINUTES: integer(30, 1, 1440),
   CONSOLE_SESSION_MAX_HOURS: integer(12, 1, 720),
@@ -238,6 +240,8 @@ export interface Config {
   workerPollMs: number;
   /** Export downloads one API process streams at once (each holds a database connection). */
   exportDownloadsMax: number;
+  /** How long the change feed keeps changes; a cursor older than that answers 410. */
+  changesRetentionMs: number;
   /** How long a console session lives: idle, and at most after sign-in. */
   consoleSessions: SessionLifetime;
   /** Outgoing mail (password reset links by mail); null when SMTP_URL is not set. */
@@ -376,6 +380,7 @@ export function loadConfig(
     jobLeaseMs: e.JOB_LEASE_MS,
     workerPollMs: e.WORKER_POLL_MS,
     exportDownloadsMax: e.EXPORT_DOWNLOADS_MAX,
+    changesRetentionMs: e.CHANGES_RETENTION_HOURS * 3_600_000,
     consoleSessions: {
       idleMs: e.CONSOLE_SESSION_IDLE_MINUTES * 60_000,
       absoluteMs: e.CONSOLE_SESSION_MAX_HOURS * 3_600_000,

@@ -88,6 +88,10 @@ export const ERROR_CODES = {
   },
   invalid_json: { kind: 'invalid', meaning: 'The body is not well-formed JSON' },
   page_token_invalid: { kind: 'invalid', meaning: 'The pageToken is not one this service issued' },
+  changes_cursor_invalid: {
+    kind: 'invalid',
+    meaning: 'The changes cursor is missing, forged, or of another dataset or installation',
+  },
   unauthenticated: { kind: 'unauthenticated', meaning: 'The credential is not valid' },
   authorization_missing: {
     kind: 'unauthenticated',
@@ -125,7 +129,7 @@ export const ERROR_CODES = {
   dataset_not_empty: { kind: 'conflict', meaning: 'mode=create on a dataset that holds records' },
   dataset_has_no_primary_key: {
     kind: 'conflict',
-    meaning: 'mode=upsert or mode=delete on a dataset without a primary key',
+    meaning: 'mode=upsert or mode=delete, or the change feed, on a dataset without a primary key',
   },
   primary_key_change: {
     kind: 'conflict',
@@ -165,6 +169,11 @@ export const ERROR_CODES = {
   },
   gone: { kind: 'gone', meaning: 'What the link named no longer exists' },
   upload_session_expired: { kind: 'gone', meaning: 'The resumable session expired; open a new one' },
+  changes_cursor_expired: {
+    kind: 'gone',
+    meaning:
+      'The changes since the cursor are no longer kept; read every record again and follow the changes from the cursor that read gives',
+  },
   too_large: { kind: 'tooLarge', meaning: 'The body is larger than the limit' },
   file_too_large: { kind: 'tooLarge', meaning: 'The uploaded file is larger than UPLOAD_MAX_BYTES' },
   uri_too_long: { kind: 'uriTooLong', meaning: 'The URL or a path segment is too long' },

@@ -4,6 +4,7 @@ import { Command, CommanderError, Help, type Option } from 'commander';
 import { ConfigError } from '../config.js';
 import { ProblemError } from '../errors.js';
 import { registerAppCommands } from './commands/apps.js';
+import { registerChangesCommand } from './commands/changes.js';
 import { registerConsoleCommands } from './commands/console.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerTokenCommand } from './commands/token.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerInstallationCommands(program);
   registerTokenCommand(program);
   registerUploadCommand(program);
+  registerChangesCommand(program);
   registerProxyIdCommands(program);
   registerConsoleCommands(program);
   return program;

@@ -26,6 +26,7 @@ import { webhookRoutes } from './routes/webhooks.js';
 import { jobRoutes } from './routes/jobs.js';
 import { loadingRoutes } from './routes/loading.js';
 import { recordRoutes } from './routes/records.js';
+import { changeRoutes } from './routes/changes.js';
 import { storageNotificationRoutes } from './routes/storage-notifications.js';
 import { uploadReceiverRoutes } from './routes/uploads.js';
 import { downloadRoutes } from './routes/downloads.js';
@@ -183,6 +184,7 @@ export async function buildApp(
         loadingRoutes(s, deps);
         jobRoutes(s, deps);
         recordRoutes(s, deps);
+        changeRoutes(s, deps);
       });
     },
     { prefix: API_PREFIX },

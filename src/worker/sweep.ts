@@ -1,12 +1,14 @@
 // Housekeeping a worker does between jobs: expire unused upload URLs, drop retired record tables
 // once no reader can still be paging them and no download link pins them, forget expired links,
-// remove what puts cut off by a crash left in the store, delete idempotency keys past their 24 hours.
+// remove what puts cut off by a crash left in the store, delete idempotency keys past their 24 hours,
+// forget changes older than the feed keeps them.
 import type { Kysely } from 'kysely';
 import type { Tables } from '../storage/db/tables.js';
 import type { ObjectStore } from '../storage/objects/index.js';
 import type { RecordStore } from '../storage/records/index.js';
 import { expireUploads } from '../domain/jobs/uploads.js';
 import { deleteExpiredIdempotencyKeys } from '../domain/idempotency/idempotency-keys.js';
+import { pruneChangeHistory } from '../domain/changes/batches.js';
 
 /**
  * Superseded tables stay this long: a page request that started just before a swap finishes. A
@@ -19,7 +21,12 @@ export interface SweepDeps {
   db: Kysely<Tables>;
   objects: ObjectStore;
   records: RecordStore;
+  /** How long the change feed keeps changes (CHANGES_RETENTION_HOURS; default 7 days). */
+  changesRetentionMs?: number;
 }
+
+/** CHANGES_RETENTION_HOURS' default: 7 days. */
+export const DEFAULT_CHANGES_RETENTION_MS = 7 * 24 * 3_600_000;
 
 /** A put that wrote nothing for this long has lost its writer: node ends a request that sends
  * nothing for 5 minutes (http.Server requestTimeout), and a crash ends it at once. */
@@ -32,7 +39,13 @@ export async function sweep(deps: SweepDeps, now = Date.now()): Promise<number> 
     (await dropRetiredTables(deps, now)) +
     (await forgetExpiredLinks(deps, now)) +
     (await deps.objects.removeAbandonedPuts(now - ABANDONED_PUT_MS)) +
-    (await deleteExpiredIdempotencyKeys(deps.db, now))
+    (await deleteExpiredIdempotencyKeys(deps.db, now)) +
+    (await pruneChangeHistory(
+      deps.db,
+      deps.records,
+      deps.changesRetentionMs ?? DEFAULT_CHANGES_RETENTION_MS,
+      now,
+    ))
   );
 }
 

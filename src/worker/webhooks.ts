@@ -82,6 +82,7 @@ async function attempt(
     deliveryId: delivery.id,
     event: delivery.event,
     jobId: delivery.job_id,
+    datasetId: delivery.dataset_id,
     appId: delivery.app_id,
     attempt: delivery.attempts,
     statusCode: result.statusCode,

@@ -40,7 +40,12 @@ export function startWorker(deps: WorkerDeps): Worker {
       try {
         if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
           lastSweep = Date.now();
-          await sweep({ db, objects: deps.objects, records: deps.records });
+          await sweep({
+            db,
+            objects: deps.objects,
+            records: deps.records,
+            changesRetentionMs: deps.config.changesRetentionMs,
+          });
         }
         let claimed: DatasetJobRow | undefined;
         while (running.size < deps.config.workerConcurrency && !stop.signal.aborted) {

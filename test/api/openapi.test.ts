@@ -215,6 +215,7 @@ await onDatabase('sqlite', 'openapi', (target) => {
         strict.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}`).sort(),
         [
           '/paths/~1api~1v1~1datasets~1jobs~1{jobId}',
+          '/paths/~1api~1v1~1datasets~1{id}~1changes',
           '/paths/~1api~1v1~1datasets~1{id}~1jobs',
           '/paths/~1api~1v1~1datasets~1{id}~1records',
           '/paths/~1api~1v1~1datasets~1{id}~1records:retrieve',

@@ -32,7 +32,7 @@ interface Body {
 interface DeliveryView {
   deliveryId: string;
   event: string;
-  jobId: string;
+  jobId: string | null;
   status: string;
   attempts: number;
   lastStatusCode: number | null;
@@ -303,6 +303,72 @@ await forEachDatabase('app webhooks', (target) => {
     assert.ok(
       buckets.some((l) => l.includes('le="300"') && l.includes('route="/api/v1/datasets/:id/uploadUrl"')),
     );
+  });
+
+  void it('delivers dataset.changed, asked for by name, with a cursor the feed takes, once per commit', async () => {
+    const set = await call<{ secret: string; events: string[] }>('PUT', '/apps/me/webhook', {
+      url: `${base}/changed`,
+      events: ['dataset.changed'],
+    });
+    assert.ok(set.status === 200 || set.status === 201, set.text);
+    const ds = await h.defineDataset(PROPS, ['id']);
+    const loaded = await uploadAndWait(h, ds, 'id,name\n1,a\n2,b\n');
+    assert.equal(loaded.currentStatus.status, 'Completed');
+    const failed = await uploadAndWait(h, ds, 'id,name\nx,a\n', { mode: 'upsert' });
+    assert.equal(failed.currentStatus.status, 'Failed');
+    const patched = await call(
+      'PATCH',
+      `/datasets/${ds}`,
+      {
+        schema: { properties: [...PROPS, { name: 'city', type: 'string' }], primaryKey: ['id'] },
+      },
+      h.token,
+    );
+    assert.equal(patched.status, 200, patched.text);
+
+    await eventually('two deliveries', () => (deliveriesTo('/changed').length >= 2 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300)); // none for the failed load
+    const got = deliveriesTo('/changed');
+    assert.equal(got.length, 2);
+    const bodies = got.map((r) => {
+      assert.ok(verified(set.json.secret, r.raw, r.headers['x-dx-signature-256']), 'signature verifies');
+      return JSON.parse(r.raw) as {
+        event: string;
+        datasetId: string;
+        changesCursor: string;
+        installationId: number;
+      };
+    });
+    for (const body of bodies) {
+      assert.equal(body.event, 'dataset.changed');
+      assert.equal(body.datasetId, ds);
+      assert.equal(body.installationId, partner.installationId);
+    }
+    // The first cursor follows the load: the feed from it gives the schema change and nothing else.
+    const [afterLoad, afterSchema] = bodies.map((b) => b.changesCursor);
+    const feed = await call<{ data: { op: string }[] }>(
+      'GET',
+      `/datasets/${ds}/changes?since=${encodeURIComponent(afterLoad ?? '')}`,
+      undefined,
+      h.token,
+    );
+    assert.equal(feed.status, 200, feed.text);
+    assert.deepEqual(
+      feed.json.data.map((e) => e.op),
+      ['schemaChanged', 'upsert', 'upsert'],
+    );
+    // The last cursor is where a read of the records now starts the feed.
+    const read = await call<{ metadata: { changesCursor: string } }>(
+      'GET',
+      `/datasets/${ds}/records`,
+      undefined,
+      h.token,
+    );
+    assert.equal(afterSchema, read.json.metadata.changesCursor);
+    const list = await call<{ data: DeliveryView[] }>('GET', '/apps/me/webhook/deliveries');
+    const views = list.json.data.filter((d) => d.event === 'dataset.changed');
+    assert.equal(views.length, 2);
+    for (const v of views) assert.equal(v.jobId, null);
   });
 
   void it('delivers a delete by key as any load: dataset.job.completed with its counts', async () => {

@@ -96,6 +96,42 @@ await forEachDatabase('migrations', (target) => {
     await assert.rejects(sql`select 1 from console_reset_requests`.execute(db));
   });
 
+  void it('026 keeps the webhook deliveries it rebuilds (SQLite) and lets a delivery be of a dataset', async () => {
+    const { handles, dispose } = await freshHandles(target.name, 1);
+    disposers.push(dispose);
+    const [database] = handles as [Database];
+    const db = database.db as unknown as Kysely<unknown>;
+    for (const name of ALL.filter((n) => n < '026')) await MIGRATIONS[name]?.up(db, target.name);
+    // A delivery of an earlier version; its app and webhook rows are beside the point here.
+    if (target.name === 'sqlite') await sql`pragma foreign_keys = off`.execute(db);
+    else await sql`alter table webhook_deliveries drop constraint webhook_deliveries_app_id_fkey`.execute(db);
+    await sql`insert into webhook_deliveries (id, app_id, installation_id, workspace_id, job_id, event,
+      occurred_at, created_at, status, attempts, next_attempt_at, give_up_at, last_status_code)
+      values ('d1', 'app', 1, 2, 'job', 'dataset.job.completed', 't1', 't2', 'delivered', 3, 10, 20, 204)`.execute(
+      db,
+    );
+    await MIGRATIONS['026_dataset_webhooks']?.up(db, target.name);
+    const { rows } = await sql<Record<string, unknown>>`
+      select id, job_id, event, attempts, last_status_code, dataset_id, generation from webhook_deliveries`.execute(
+      db,
+    );
+    assert.deepEqual(
+      rows.map((r) => [
+        r.id,
+        r.job_id,
+        r.event,
+        Number(r.attempts),
+        Number(r.last_status_code),
+        r.dataset_id,
+        r.generation,
+      ]),
+      [['d1', 'job', 'dataset.job.completed', 3, 204, null, null]],
+    );
+    await sql`insert into webhook_deliveries (id, app_id, installation_id, workspace_id, dataset_id, generation,
+      event, occurred_at, created_at, status, next_attempt_at, give_up_at)
+      values ('d2', 'app', 1, 2, 'ds', 7, 'dataset.changed', 't', 't', 'pending', 1, 2)`.execute(db);
+  });
+
   void it('concurrent starters (dx migrate processes) apply each migration exactly once between them', async () => {
     const { handles, url, dispose } = await freshHandles(target.name, 1);
     disposers.push(dispose);

@@ -20,6 +20,8 @@ import {
   type UploadSource,
 } from './upload.js';
 import type {
+  ChangeEntry,
+  ChangeFeedPage,
   Dataset,
   DatasetChanges,
   SchemaChange,
@@ -301,6 +303,24 @@ export class DxClient {
     for await (const page of this.recordPages(datasetId, query)) yield* page.data as T[];
   }
 
+  /**
+   * The changes since `since` (the `changesCursor` of a records read, or a cursor kept from an
+   * earlier feed), in commit order, one by one, fetched a page at a time. Once the iteration
+   * ends, the feed's `cursor` is the one to keep for next time. A reader that stops early (break)
+   * keeps a cursor that loses nothing: it moves on a page at a time, once every change of the
+   * page was handed out, so some changes may come again (applying one twice is harmless: each
+   * is a state, not a difference). An expired cursor throws a
+   * DxProblemError with code `changes_cursor_expired` (410): read everything again.
+   */
+  changes(datasetId: string, since: string, options: PageOptions = {}): ChangeFeed {
+    return new ChangeFeed(since, async (cursor) =>
+      this.http.json<ChangeFeedPage>('GET', `/datasets/${enc(datasetId)}/changes`, {
+        query: { since: cursor, pageSize: options.pageSize },
+        ...signalOf(options),
+      }),
+    );
+  }
+
   /** A signed link (1 hour) to every record as it is now: CSV (default) or NDJSON. */
   retrieveRecords(datasetId: string, format: 'csv' | 'json' = 'csv'): Promise<RetrieveResult> {
     return this.http.json('POST', `/datasets/${enc(datasetId)}/records:retrieve`, {
@@ -319,6 +339,32 @@ export class DxClient {
     if (!res.ok) throw await problemFromResponse(res, `GET ${new URL(url).pathname}`);
     if (res.body === null) return new ReadableStream({ start: (c) => c.close() });
     return res.body;
+  }
+}
+
+/** The change feed of one dataset from a cursor (DxClient.changes): iterate it, then keep `cursor`. */
+export class ChangeFeed implements AsyncIterable<ChangeEntry> {
+  constructor(
+    /** Where the changes taken so far end; after the iteration, the cursor to keep. */
+    public cursor: string,
+    private readonly page: (cursor: string) => Promise<ChangeFeedPage>,
+  ) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ChangeEntry> {
+    for (;;) {
+      const page = await this.page(this.cursor);
+      let handedOut = 0;
+      try {
+        for (const change of page.data) {
+          handedOut++;
+          yield change;
+        }
+      } finally {
+        // Also when the reader stops (break) right after the page's last change.
+        if (handedOut === page.data.length) this.cursor = page.metadata.nextCursor;
+      }
+      if (!page.metadata.hasMore) return;
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // @dataset-exchange/client: a typed client of the Dataset Exchange Service API.
 export { DxApp, type DxAppOptions, type InstallationOptions } from './app.js';
 export {
+  ChangeFeed,
   DxClient,
   CLIENT_VERSION,
   type DxClientOptions,

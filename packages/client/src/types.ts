@@ -95,6 +95,10 @@ export interface RecordsPage extends JsonOf<Route<'/api/v1/datasets/{}/records'>
 export interface DatasetRecord extends ItemOf<RecordsPage['data']> {}
 /** A page of a job's row errors. */
 export interface RowErrorsPage extends JsonOf<Route<'/api/v1/datasets/jobs/{}/errors'>['get'], 200> {}
+/** A page of the change feed (GET /datasets/:id/changes). */
+export interface ChangeFeedPage extends JsonOf<Route<'/api/v1/datasets/{}/changes'>['get'], 200> {}
+/** One change: an upserted record, a deleted key, or a schema change. */
+export interface ChangeEntry extends ItemOf<ChangeFeedPage['data']> {}
 /** A signed export link (POST /datasets/:id/records:retrieve). */
 export interface RetrieveResult extends JsonOf<Route<'/api/v1/datasets/{}/records:retrieve'>['post'], 200> {}
 

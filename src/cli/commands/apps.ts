@@ -153,7 +153,10 @@ export function registerAppCommands(program: Command): void {
   webhook
     .command('set <appId> <url>')
     .description('set (or replace) the webhook URL with a new secret, shown only now')
-    .option('--events <events>', `comma-separated, among ${WEBHOOK_EVENTS.join(', ')} (default: all)`)
+    .option(
+      '--events <events>',
+      `comma-separated, among ${WEBHOOK_EVENTS.join(', ')} (default: the dataset.job.* events)`,
+    )
     .option('--json', 'print JSON')
     .action(async (appId: string, url: string, opts: OutputOptions & { events?: string }) => {
       const hook = await withDatabase(({ db }, config) =>

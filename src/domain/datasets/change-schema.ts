@@ -6,7 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../storage/db/tables.js';
-import { tablePrefix, type CopiedColumn, type RecordStore } from '../../storage/records/index.js';
+import {
+  changesTableName,
+  tablePrefix,
+  type CopiedColumn,
+  type RecordStore,
+} from '../../storage/records/index.js';
+import { discardBatch, openBatch, publishBatch } from '../changes/batches.js';
+import { enqueueDatasetChanged } from '../webhooks/outbox.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import { appActor, audit } from '../console/audit.js';
@@ -14,7 +21,7 @@ import { asServiceDb, consoleDb } from '../console/db.js';
 import { keepBuiltTable, ledgerBuiltTable, swapGeneration } from './generations.js';
 import { wideningOf, type PropertyType } from './column-types.js';
 import { findVisibleDatasetWithSchema, getDataset, type DatasetCaller } from './datasets.js';
-import { tableSchemaOf } from './schema.js';
+import { tableSchemaOf, type DatasetSchema } from './schema.js';
 import {
   describeChange,
   planSchemaChange,
@@ -134,7 +141,9 @@ export async function changeSchema(
   }
   const lastChange = plan.changes.map(describeChange).join('; ');
   let swapped = false;
+  let batch: number | null = null;
   try {
+    batch = await logSchemaChange(db, records, datasetId, plan, version, rewrite ? table : null, reported);
     swapped = await consoleDb(db)
       .transaction()
       .execute(async (audited) => {
@@ -146,6 +155,10 @@ export async function changeSchema(
           set: { ...names, schema_version: version, ...(rewrite ? { date_last_record_updated: now } : {}) },
         });
         if (!done) return false;
+        if (batch !== null) {
+          await publishBatch(trx, batch, row.generation + 1);
+          await enqueueDatasetChanged(trx, datasetId, row.generation + 1, now);
+        }
         if (table !== null && table !== row.records_table) await keepBuiltTable(trx, table);
         await trx
           .updateTable('dataset_schemas')
@@ -167,6 +180,7 @@ export async function changeSchema(
       await records.dropTable(table);
       await keepBuiltTable(db, table);
     }
+    if (!swapped && batch !== null) await discardBatch(db, records, datasetId, batch);
   }
   if (!swapped) {
     throw problem(
@@ -176,6 +190,53 @@ export async function changeSchema(
     );
   }
   return getDataset(db, caller, datasetId);
+}
+
+/**
+ * The change log's batch of a schema change (a dataset with a primary key): an event with the new
+ * version, schema and changes and, when the records were rewritten (`rewritten`, the new table),
+ * every key, since every record reads differently now. Published by the swap.
+ */
+async function logSchemaChange(
+  db: Kysely<Tables>,
+  records: RecordStore,
+  datasetId: string,
+  plan: SchemaChangePlan,
+  version: number,
+  rewritten: string | null,
+  reported: ReportedChange[],
+): Promise<number | null> {
+  const schema = tableSchemaOf(plan.schema);
+  if (schema.primaryKey.length === 0) return null;
+  const detail: SchemaChangeDetail = {
+    schemaVersion: version,
+    schema: plan.schema,
+    changes: reported,
+  };
+  const batch = await openBatch(db, datasetId, 'schemaChanged', detail);
+  if (rewritten === null) return batch;
+  try {
+    await records.captureChanges({
+      changesTable: changesTableName(datasetId),
+      batch,
+      schema,
+      table: rewritten,
+      previous: null,
+      changed: 'all',
+      removed: false,
+    });
+  } catch (err) {
+    await discardBatch(db, records, datasetId, batch);
+    throw err;
+  }
+  return batch;
+}
+
+/** What the change feed says of a schema change (its `schemaChanged` entry). */
+export interface SchemaChangeDetail {
+  schemaVersion: number;
+  schema: DatasetSchema;
+  changes: ReportedChange[];
 }
 
 /** Where a column of the new records table takes its values from in the current one: a default,

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DatasetRow, Tables } from '../../storage/db/tables.js';
 import { objectKeys, type ObjectStore } from '../../storage/objects/index.js';
-import type { RecordStore } from '../../storage/records/index.js';
+import { changesTableName, type RecordStore } from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
 import { nowTimestamp } from '../../lib/time.js';
 import { appIdOf, type AppIdRef } from '../identity/app-id.js';
@@ -229,6 +229,7 @@ export async function deleteDataset(
   const tables = new Set(await storage.records.listTables(row.id));
   if (row.records_table !== null) tables.add(row.records_table);
   for (const table of tables) await storage.records.dropTable(table);
+  await storage.records.dropTable(changesTableName(row.id));
   await db.deleteFrom('dataset_retired_tables').where('dataset_id', '=', row.id).execute();
   await storage.objects.deletePrefix(objectKeys.dataset(row.id));
 }

@@ -20,6 +20,9 @@ export interface ExportLink {
   id: number;
   /** Epoch seconds. */
   expiresAt: number;
+  /** The generation whose records the link gives (the change feed's cursor of this read). */
+  generation: number;
+  primaryKey: string[];
 }
 
 /** Records a link to the dataset's records as they are now; the caller signs its URL. */
@@ -46,7 +49,12 @@ export async function createExportLink(
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  return { id, expiresAt };
+  return {
+    id,
+    expiresAt,
+    generation: pinned.generation,
+    primaryKey: now?.schema.primaryKey ?? [],
+  };
 }
 
 /** The media type of an export format. */

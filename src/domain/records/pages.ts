@@ -20,20 +20,29 @@ export interface RecordsPage {
   properties: SchemaProperty[];
   rows: ReadValue[][];
   nextPageToken: string | null;
+  /** The generation read, and the key: what the feed's cursor of this read is made of. */
+  generation: number;
+  primaryKey: string[];
 }
 
-/** Answers a page request with the JSON text of `{metadata: {count, nextPageToken}, data}`. */
+/** Makes the change-feed cursor of a read of `generation` (null: the dataset keeps no changes). */
+export type ReadCursor = (generation: number, primaryKey: string[]) => string | null;
+
+/** Answers a page request with the JSON text of `{metadata: {count, nextPageToken,
+ * changesCursor}, data}`: the cursor from which the change feed goes on after this generation. */
 export async function recordsPageJson(
   db: Kysely<Tables>,
   records: RecordStore,
   caller: DatasetReader,
   datasetId: string,
   query: Record<string, unknown>,
+  cursorOf: ReadCursor,
 ): Promise<string> {
   const p = await recordsPage(db, records, caller, datasetId, query);
   return page(
     p.rows.map((values) => recordJson(p.properties, values)),
     p.nextPageToken,
+    cursorOf(p.generation, p.primaryKey),
   );
 }
 
@@ -60,7 +69,9 @@ export async function recordsPage(
     }
     after = token.k;
   }
-  if (ds.records_table === null) return { properties: schema.properties, rows: [], nextPageToken: null };
+  const read = { generation: ds.generation, primaryKey: table.primaryKey };
+  if (ds.records_table === null)
+    return { properties: schema.properties, rows: [], nextPageToken: null, ...read };
   const rows = await records
     .readPage(ds.records_table, table, { filters, after, limit: pageSize + 1 })
     .catch((err: unknown) => {
@@ -71,9 +82,9 @@ export async function recordsPage(
   const shown = more ? rows.slice(0, pageSize) : rows;
   const last = shown.at(-1);
   const next = more && last !== undefined ? encodePageToken({ g: ds.generation, k: last.position }) : null;
-  return { properties: schema.properties, rows: shown.map((r) => r.values), nextPageToken: next };
+  return { properties: schema.properties, rows: shown.map((r) => r.values), nextPageToken: next, ...read };
 }
 
-function page(items: string[], next: string | null): string {
-  return `{"metadata":{"count":${items.length},"nextPageToken":${JSON.stringify(next)}},"data":[${items.join(',')}]}`;
+function page(items: string[], next: string | null, changesCursor: string | null): string {
+  return `{"metadata":{"count":${items.length},"nextPageToken":${JSON.stringify(next)},"changesCursor":${JSON.stringify(changesCursor)}},"data":[${items.join(',')}]}`;
 }

@@ -10,26 +10,32 @@ import type { Db } from '../identity/users.js';
 import { encodePageToken, parsePageSize, timeAndIdAfter } from '../records/query.js';
 import { viewJobs, type Job } from '../jobs/view.js';
 import type { LinkSigning } from '../jobs/rejected-rows-link.js';
-import { RETRY_WINDOW_MS } from './outbox.js';
+import { afterGeneration, encodeCursor } from '../changes/cursor.js';
+import { EVENT_SUBJECT, RETRY_WINDOW_MS } from './outbox.js';
 
 /** The longest wait between two attempts. */
 export const MAX_BACKOFF_MS = 60 * 60 * 1000;
 
-/** The body of a delivery (its JSON is what the signature covers). */
-export interface WebhookBody {
+/** The body of a delivery (its JSON is what the signature covers): a job's end, with the job, or
+ * dataset.changed, with the dataset and the change-feed cursor after the commit. */
+export type WebhookBody = DeliveryHeader & ({ job: Job } | { datasetId: string; changesCursor: string });
+
+interface DeliveryHeader {
   event: WebhookEvent;
   deliveryId: string;
   occurredAt: string;
   installationId: number;
   workspaceId: number;
-  job: Job;
 }
 
 /** A delivery as the app's list shows it. */
 export interface Delivery {
   deliveryId: string;
   event: WebhookEvent;
-  jobId: string;
+  /** The job of a job event; null for dataset.changed. */
+  jobId: string | null;
+  /** The dataset of dataset.changed; null for a job event. */
+  datasetId: string | null;
   installationId: number;
   workspaceId: number;
   occurredAt: string;
@@ -97,31 +103,53 @@ export async function claimDelivery(
     .executeTakeFirst();
 }
 
-/** The body of a claimed delivery, or null when its job is gone (its dataset was deleted). The
- * job's view is read at each attempt: a final job does not change, and its rejected-rows link is
- * signed afresh. */
+/** The body of a claimed delivery, or null when what it tells of is gone (its dataset was
+ * deleted). A job's view is read at each attempt: a final job does not change, and its
+ * rejected-rows link is signed afresh. */
 export async function deliveryBody(
   db: Db,
   delivery: WebhookDeliveryRow,
   signing: LinkSigning,
 ): Promise<string | null> {
-  const row = await db
-    .selectFrom('dataset_jobs')
-    .selectAll()
-    .where('id', '=', delivery.job_id)
-    .executeTakeFirst();
-  if (row === undefined) return null;
-  const [job] = await viewJobs(db, [row], signing);
-  if (job === undefined) return null;
-  const body: WebhookBody = {
+  const header: DeliveryHeader = {
     event: delivery.event,
     deliveryId: delivery.id,
     occurredAt: delivery.occurred_at,
-    installationId: delivery.installation_id,
-    workspaceId: delivery.workspace_id,
-    job,
+    installationId: Number(delivery.installation_id),
+    workspaceId: Number(delivery.workspace_id),
   };
-  return JSON.stringify(body);
+  switch (EVENT_SUBJECT[delivery.event]) {
+    case 'job': {
+      if (delivery.job_id === null) return null;
+      const row = await db
+        .selectFrom('dataset_jobs')
+        .selectAll()
+        .where('id', '=', delivery.job_id)
+        .executeTakeFirst();
+      if (row === undefined) return null;
+      const [job] = await viewJobs(db, [row], signing);
+      if (job === undefined) return null;
+      const body: WebhookBody = { ...header, job };
+      return JSON.stringify(body);
+    }
+    case 'dataset': {
+      if (delivery.dataset_id === null || delivery.generation === null) return null;
+      const exists = await db
+        .selectFrom('datasets')
+        .select('id')
+        .where('id', '=', delivery.dataset_id)
+        .executeTakeFirst();
+      if (exists === undefined) return null;
+      const owner = { datasetId: delivery.dataset_id, installationId: header.installationId };
+      const changesCursor = encodeCursor(
+        signing.signingSecret,
+        owner,
+        afterGeneration(Number(delivery.generation)),
+      );
+      const body: WebhookBody = { ...header, datasetId: delivery.dataset_id, changesCursor };
+      return JSON.stringify(body);
+    }
+  }
 }
 
 /** What an attempt came to. */
@@ -218,6 +246,7 @@ export function viewDelivery(row: WebhookDeliveryRow): Delivery {
     deliveryId: row.id,
     event: row.event,
     jobId: row.job_id,
+    datasetId: row.dataset_id,
     installationId: Number(row.installation_id),
     workspaceId: Number(row.workspace_id),
     occurredAt: row.occurred_at,

@@ -2,6 +2,7 @@
 // secret is shown once, when set; it is kept sealed (lib/secrets.ts, bound to its app) because every delivery needs it
 // to sign, so it cannot be stored as a hash like the service's other secrets.
 import { WEBHOOK_EVENTS, type AppWebhookRow, type WebhookEvent } from '../../storage/db/tables.js';
+import { EVENT_SUBJECT } from './outbox.js';
 import { problem } from '../../errors.js';
 import { deriveKey, randomSecret, seal, unseal } from '../../lib/secrets.js';
 import { nowTimestamp } from '../../lib/time.js';
@@ -75,15 +76,22 @@ export async function setWebhook(
   return { ...viewWebhook(row), secret };
 }
 
-/** The events an app asked for, in their canonical order; every event when it named none. */
+/** The events a webhook set without `events` takes: the job events, as before dataset.changed
+ * existed (a webhook set then keeps its list; dataset.changed, one delivery per commit, is asked
+ * for by name). */
+export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookEvent[] = WEBHOOK_EVENTS.filter(
+  (e) => EVENT_SUBJECT[e] === 'job',
+);
+
+/** The events an app asked for, in their canonical order; the job events when it named none. */
 function chosenEvents(requested: readonly string[] | undefined): WebhookEvent[] {
-  if (requested === undefined) return [...WEBHOOK_EVENTS];
+  if (requested === undefined) return [...DEFAULT_WEBHOOK_EVENTS];
   const unknown = requested.filter((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e));
   if (unknown.length > 0 || requested.length === 0) {
     const fix =
       unknown.length > 0
         ? `unknown: ${unknown.join(', ')}`
-        : 'name at least one event, or leave events out for all';
+        : 'name at least one event, or leave events out for the job events';
     throw problem('invalid', `Webhook events ${fix}; choose among ${WEBHOOK_EVENTS.join(', ')}.`, {
       errors: { events: [fix] },
     });

@@ -2,7 +2,9 @@
 import type { Static } from 'typebox';
 import { findVisibleDataset } from '../../domain/datasets/datasets.js';
 import { createExportLink } from '../../domain/records/export.js';
-import { recordsPageJson } from '../../domain/records/pages.js';
+import { cursorOfRead } from '../../domain/changes/feed.js';
+import type { InstallationPrincipal } from '../../domain/identity/access-tokens.js';
+import { recordsPageJson, type ReadCursor } from '../../domain/records/pages.js';
 import { signUrl } from '../../lib/signed-url.js';
 import { nowSeconds } from '../../lib/time.js';
 import { installationOf } from '../auth.js';
@@ -24,6 +26,15 @@ const security = [{ accessToken: [] }];
 export const downloadPath = (datasetId: string, linkId: number, ext: 'csv' | 'ndjson') =>
   `/downloads/${datasetId}/${linkId}.${ext}`;
 
+/** The header that carries the change feed's cursor of a records read (also in its body). */
+export const CHANGES_CURSOR_HEADER = 'DX-Changes-Cursor';
+
+/** The change-feed cursor of a read of a dataset's records by `caller` (domain/changes/feed.ts). */
+function readCursorOf(deps: ApiDeps, caller: InstallationPrincipal, datasetId: string): ReadCursor {
+  const owner = { datasetId, installationId: caller.installationId };
+  return (generation, primaryKey) => cursorOfRead(deps.signingSecret, owner, generation, primaryKey);
+}
+
 /** Registers the record reading routes on an access-token scope. */
 export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
   app.post(
@@ -43,13 +54,19 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
       },
       preValidation: absentBodyIsEmptyObject,
     },
-    async (request) => {
-      const ds = await findVisibleDataset(deps.db, installationOf(request), request.params.id);
+    async (request, reply) => {
+      const caller = installationOf(request);
+      const ds = await findVisibleDataset(deps.db, caller, request.params.id);
       const ext = (request.body.contentType ?? 'csv') === 'csv' ? 'csv' : 'ndjson';
       // Answered at once: the link pins this generation's table; the rows are read when it is fetched.
       const link = await createExportLink(deps.db, ds, ext, nowSeconds());
       const path = downloadPath(ds.id, link.id, ext);
-      return { url: signUrl(deps.signingSecret, deps.config.publicUrl, 'GET', path, link.expiresAt) };
+      const changesCursor = readCursorOf(deps, caller, ds.id)(link.generation, link.primaryKey);
+      if (changesCursor !== null) void reply.header(CHANGES_CURSOR_HEADER, changesCursor);
+      return {
+        url: signUrl(deps.signingSecret, deps.config.publicUrl, 'GET', path, link.expiresAt),
+        changesCursor,
+      };
     },
   );
 
@@ -80,12 +97,14 @@ export function recordRoutes(app: TypedApp, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
+      const caller = installationOf(request);
       const body = await recordsPageJson(
         deps.db,
         deps.records,
-        installationOf(request),
+        caller,
         request.params.id,
         request.query,
+        readCursorOf(deps, caller, request.params.id),
       );
       // Already JSON text (64-bit integers written digit for digit): sent as is, not re-serialised.
       return reply

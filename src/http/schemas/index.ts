@@ -44,6 +44,7 @@ import {
   UploadUrlBody,
 } from './jobs.js';
 import { Record, RecordsPage, RetrieveBody, RetrieveResult } from './records.js';
+import { ChangeEntry, ChangePage } from './changes.js';
 import { HealthStatus, UploadReceived } from './platform.js';
 import { DeliveriesPage, Delivery, SetWebhookBody, Webhook, WebhookWithSecret } from './webhooks.js';
 
@@ -94,6 +95,8 @@ export const COMPONENTS: readonly Component[] = [
   RecordsPage,
   RetrieveBody,
   RetrieveResult,
+  ChangeEntry,
+  ChangePage,
   // webhooks
   SetWebhookBody,
   Webhook,

@@ -24,6 +24,12 @@ export const RetrieveResult = component(
   'DownloadLink',
   Type.Object({
     url: Type.String({ description: 'Signed download link, valid for 1 hour' }),
+    changesCursor: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          'The change feed (GET .../changes?since=) goes on from here after the records the link gives; null for a dataset without a primary key. Also in the DX-Changes-Cursor header',
+      }),
+    ),
   }),
 );
 
@@ -52,6 +58,12 @@ export const RecordsPage = component(
     metadata: Type.Object({
       count: Type.Integer(),
       nextPageToken: Type.Union([Type.String(), Type.Null()], { description: 'null: the last page' }),
+      changesCursor: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], {
+          description:
+            'The change feed (GET .../changes?since=) goes on from here after the records of this read (the same on every page of one read); null for a dataset without a primary key',
+        }),
+      ),
     }),
     data: Type.Array(ref(Record)),
   }),

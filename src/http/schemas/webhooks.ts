@@ -19,7 +19,8 @@ export const SetWebhookBody = component(
       Type.Array(Event, {
         minItems: 1,
         uniqueItems: true,
-        description: 'The job events to deliver; every event when left out',
+        description:
+          'The events to deliver; the job events (dataset.job.*) when left out: dataset.changed is asked for by name',
       }),
     ),
   }),
@@ -50,7 +51,13 @@ export const Delivery = component(
   Type.Object({
     deliveryId: Type.String({ description: 'X-DX-Delivery and the body’s deliveryId' }),
     event: Event,
-    jobId: Type.String(),
+    jobId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The job of a job event; null for dataset.changed',
+    }),
+    datasetId: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The dataset of dataset.changed (its body carries the changesCursor after the commit); null for a job event',
+    }),
     installationId: Type.Integer(),
     workspaceId: Type.Integer(),
     occurredAt: Timestamp,

@@ -29,6 +29,8 @@ import { migration as m021 } from './migrations/021_app_key_uses.js';
 import { migration as m022 } from './migrations/022_schema_versions.js';
 import { migration as m023 } from './migrations/023_proxy_id_uses.js';
 import { migration as m024 } from './migrations/024_console_rate_windows.js';
+import { migration as m025 } from './migrations/025_change_batches.js';
+import { migration as m026 } from './migrations/026_dataset_webhooks.js';
 
 /** Every migration, by name; names sort in the order they run. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -56,6 +58,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '022_schema_versions': m022,
   '023_proxy_id_uses': m023,
   '024_console_rate_windows': m024,
+  '025_change_batches': m025,
+  '026_dataset_webhooks': m026,
 };
 
 /** The ledger of applied migrations, one row per name. */

@@ -122,6 +122,8 @@ export interface DatasetsTable {
   generation: number;
   /** The schema's version: 1 when defined, bumped by every schema change (schema-change.ts). */
   schema_version: Generated<number>;
+  /** The last generation whose change history was pruned (or came before the feed): older cursors answer 410. */
+  changes_pruned_through: Generated<number>;
 }
 
 export interface DatasetSchemasTable {
@@ -237,6 +239,23 @@ export interface DatasetJobLogsTable {
 }
 
 /** A superseded records table, dropped a little after its replacement (readers may still page it). */
+/** What a change batch holds: records' keys, or a schema change (with the keys it rewrote). */
+export const CHANGE_BATCH_KINDS = ['records', 'schemaChanged'] as const;
+export type ChangeBatchKind = (typeof CHANGE_BATCH_KINDS)[number];
+
+/** A batch of a dataset's change log: visible once `seq` (the generation its commit made) is set. */
+export interface DatasetChangeBatchesTable {
+  id: Generated<number>;
+  dataset_id: string;
+  seq: number | null;
+  kind: ChangeBatchKind;
+  /** JSON of a schema change (schemaVersion, schema, changes); null for records. */
+  detail: string | null;
+  /** Epoch milliseconds. */
+  created_at: number;
+  committed_at: number | null;
+}
+
 export interface DatasetRetiredTablesTable {
   table_name: string;
   dataset_id: string;
@@ -284,7 +303,12 @@ export interface IdempotencyKeysTable {
 }
 
 /** The events an app's webhook receives (#13). */
-export const WEBHOOK_EVENTS = ['dataset.job.completed', 'dataset.job.failed', 'dataset.job.expired'] as const;
+export const WEBHOOK_EVENTS = [
+  'dataset.job.completed',
+  'dataset.job.failed',
+  'dataset.job.expired',
+  'dataset.changed',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Where a delivery stands: still to be sent (or retried), received with a 2xx, or given up. */
@@ -310,7 +334,11 @@ export interface WebhookDeliveriesTable {
   app_id: string;
   installation_id: number;
   workspace_id: number;
-  job_id: string;
+  /** The job whose end the delivery tells of; null for dataset.changed. */
+  job_id: string | null;
+  /** dataset.changed: the dataset, and the generation its commit made (the body's cursor). */
+  dataset_id: string | null;
+  generation: number | null;
   event: WebhookEvent;
   /** When the job made its final move (a timestamp like created_at). */
   occurred_at: string;
@@ -356,6 +384,7 @@ export interface Tables {
   dataset_job_logs: DatasetJobLogsTable;
   dataset_job_errors: DatasetJobErrorsTable;
   dataset_retired_tables: DatasetRetiredTablesTable;
+  dataset_change_batches: DatasetChangeBatchesTable;
   dataset_export_links: DatasetExportLinksTable;
   idempotency_keys: IdempotencyKeysTable;
   app_webhooks: AppWebhooksTable;

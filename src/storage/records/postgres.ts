@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import type { ExportFormat, Tables } from '../db/tables.js';
 import { formatCopyRows } from './copy-text.js';
 import { columnDefinitions, copiedSelect } from './kinds.js';
+import { ChangeLog } from './change-log.js';
 import { RecordReader } from './read.js';
 import { postgresText } from './text-postgres.js';
 import {
@@ -18,6 +19,9 @@ import {
   ROW_COLUMN,
   tablePrefix,
   type CellValue,
+  type ChangeCapture,
+  type ChangeRead,
+  type ChangeRow,
   type PageQuery,
   type ReadRow,
   type ReadValue,
@@ -42,6 +46,7 @@ const INDEX_BUILD_MEMORY = '256MB';
 /** Record tables in the service's PostgreSQL database (its schema when confined to one). */
 export class PostgresRecordStore implements RecordStore {
   private readonly reader: RecordReader;
+  private readonly changes: ChangeLog;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -49,6 +54,7 @@ export class PostgresRecordStore implements RecordStore {
     db: Kysely<Tables>,
   ) {
     this.reader = new RecordReader(db, 'postgres');
+    this.changes = new ChangeLog(db, 'postgres');
   }
 
   async createStaging(
@@ -131,6 +137,18 @@ export class PostgresRecordStore implements RecordStore {
 
   async dropTable(table: string): Promise<void> {
     await this.pool.query(`drop table if exists ${quoteId(table)}`);
+  }
+
+  captureChanges(capture: ChangeCapture): Promise<number> {
+    return this.changes.capture(capture);
+  }
+
+  readChanges(query: ChangeRead): Promise<ChangeRow[]> {
+    return this.changes.read(query);
+  }
+
+  discardChanges(changesTable: string, batches: number[]): Promise<void> {
+    return this.changes.discard(changesTable, batches);
   }
 
   async listTables(datasetId: string): Promise<string[]> {

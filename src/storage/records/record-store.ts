@@ -146,8 +146,57 @@ export interface RecordStore {
    */
   streamText(table: string, schema: TableSchema, format: ExportFormat): Readable;
   dropTable(table: string): Promise<void>;
-  /** Every records table of a dataset: current, retired and staging. */
+  /** Every records table of a dataset: current, retired and staging (not its change log). */
   listTables(datasetId: string): Promise<string[]>;
+  /** Writes the keys a new table changes into the dataset's change log (made at the first
+   * capture); returns how many. SQL only: no key passes through the process. */
+  captureChanges(capture: ChangeCapture): Promise<number>;
+  /** One page of a batch of a change log, joined to the current records (change-log.ts). */
+  readChanges(query: ChangeRead): Promise<ChangeRow[]>;
+  /** Deletes the keys of batches from a change log (pruned, or never committed). */
+  discardChanges(changesTable: string, batches: number[]): Promise<void>;
+}
+
+/** Which keys of a finished table (`table`, its key built) are changes against `previous`, the
+ * table it follows, to be written into `changesTable` under `batch`. */
+export interface ChangeCapture {
+  changesTable: string;
+  batch: number;
+  schema: TableSchema;
+  table: string;
+  /** The records the table follows (same schema); null: none, every considered row is a change. */
+  previous: string | null;
+  /** The rows of `table` considered: all, only those written after the copy of `previous` (append,
+   * upsert: numbered after its last row), or none (a delete). A row is a change unless `previous`
+   * holds the same key with the same values. */
+  changed: 'all' | 'writtenAfterCopy' | 'none';
+  /** Whether keys of `previous` missing from `table` are changes (deleted). */
+  removed: boolean;
+}
+
+/** A page of one batch of a change log: its keys after `after`, that no batch of `later` changed. */
+export interface ChangeRead {
+  changesTable: string;
+  batch: number;
+  later: number[];
+  /** The dataset's current records table and its schema (the key's columns are the log's). */
+  current: string | null;
+  schema: TableSchema;
+  after: KeysetPosition | null;
+  limit: number;
+}
+
+/** A changed key as read: its keyset position, its values, and the current record (null: deleted). */
+export interface ChangeRow {
+  position: KeysetPosition;
+  key: ReadValue[];
+  values: ReadValue[] | null;
+}
+
+/** The change log of a dataset: `chg_<datasetId as hex>` (outside `tablePrefix`, so never taken
+ * for a records table). */
+export function changesTableName(datasetId: string): string {
+  return `chg_${tablePrefix(datasetId).slice('rec_'.length, -1)}`;
 }
 
 /** The hidden column holding a record's position in its file. No property can be named so. */

@@ -15,6 +15,7 @@ import { openSqliteConnection } from '../db/database.js';
 import { whenUnlocked } from '../db/sqlite-dialect.js';
 import type { ExportFormat, Tables } from '../db/tables.js';
 import { BIND, columnDefinitions, copiedSelect } from './kinds.js';
+import { ChangeLog } from './change-log.js';
 import { RecordReader } from './read.js';
 import { finishKey, finishKeyOnThread, KEY_THREAD_ROWS, type KeyWork } from './sqlite-key.js';
 import { sqliteText } from './text-sqlite.js';
@@ -23,6 +24,9 @@ import {
   ROW_COLUMN,
   tablePrefix,
   type CellValue,
+  type ChangeCapture,
+  type ChangeRead,
+  type ChangeRow,
   type CopiedColumn,
   type PageQuery,
   type ReadRow,
@@ -49,6 +53,7 @@ const bind = BIND.sqlite;
 /** Record tables in the service's SQLite file. */
 export class SqliteRecordStore implements RecordStore {
   private readonly reader: RecordReader;
+  private readonly changes: ChangeLog;
 
   constructor(
     private readonly file: string,
@@ -58,6 +63,7 @@ export class SqliteRecordStore implements RecordStore {
     private readonly options: { keyThreadRows?: number } = {},
   ) {
     this.reader = new RecordReader(db, 'sqlite');
+    this.changes = new ChangeLog(db, 'sqlite');
   }
 
   async createStaging(
@@ -115,6 +121,18 @@ export class SqliteRecordStore implements RecordStore {
 
   async dropTable(table: string): Promise<void> {
     await sql`drop table if exists ${sql.table(table)}`.execute(this.db);
+  }
+
+  captureChanges(capture: ChangeCapture): Promise<number> {
+    return this.changes.capture(capture);
+  }
+
+  readChanges(query: ChangeRead): Promise<ChangeRow[]> {
+    return this.changes.read(query);
+  }
+
+  discardChanges(changesTable: string, batches: number[]): Promise<void> {
+    return this.changes.discard(changesTable, batches);
   }
 
   async listTables(datasetId: string): Promise<string[]> {

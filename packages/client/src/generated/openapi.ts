@@ -502,6 +502,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/datasets/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in the records since a cursor: upserted records, deleted keys, schema changes
+         * @description In commit order, each key once at its latest change. `since` is the changesCursor of a records read or the nextCursor of a page; read on while hasMore, then keep nextCursor. 410 changes_cursor_expired: read every record again and start from the changesCursor of that read.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -518,7 +538,7 @@ export interface components {
              * @description What went wrong, stable and machine-readable (docs/api.md, "Error codes"); new codes may be added
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_json" | "page_token_invalid" | "unauthenticated" | "authorization_missing" | "app_jwt_invalid" | "access_token_invalid" | "access_token_expired" | "forbidden" | "permission_missing" | "workspace_key_mismatch" | "signed_url_invalid" | "signed_url_expired" | "not_found" | "dataset_not_found" | "job_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "dataset_not_empty" | "dataset_has_no_primary_key" | "primary_key_change" | "type_narrowing" | "property_made_required" | "values_do_not_fit" | "dataset_changed_meanwhile" | "upload_url_used" | "upload_in_progress" | "upload_session_ended" | "upload_session_moved" | "page_token_stale" | "idempotency_key_in_progress" | "idempotency_key_unreadable" | "gone" | "upload_session_expired" | "too_large" | "file_too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "bad_gateway" | "unavailable" | "gateway_timeout";
+            code: "invalid_request" | "invalid_json" | "page_token_invalid" | "changes_cursor_invalid" | "unauthenticated" | "authorization_missing" | "app_jwt_invalid" | "access_token_invalid" | "access_token_expired" | "forbidden" | "permission_missing" | "workspace_key_mismatch" | "signed_url_invalid" | "signed_url_expired" | "not_found" | "dataset_not_found" | "job_not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "dataset_not_empty" | "dataset_has_no_primary_key" | "primary_key_change" | "type_narrowing" | "property_made_required" | "values_do_not_fit" | "dataset_changed_meanwhile" | "upload_url_used" | "upload_in_progress" | "upload_session_ended" | "upload_session_moved" | "page_token_stale" | "idempotency_key_in_progress" | "idempotency_key_unreadable" | "gone" | "upload_session_expired" | "changes_cursor_expired" | "too_large" | "file_too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "bad_gateway" | "unavailable" | "gateway_timeout";
             /** @description What went wrong and what to do, in words */
             detail: string;
             /** @description Field path (or header name) → messages; empty unless the request was invalid */
@@ -897,6 +917,8 @@ export interface components {
                 count: number;
                 /** @description null: the last page */
                 nextPageToken: string | null;
+                /** @description The change feed (GET .../changes?since=) goes on from here after the records of this read (the same on every page of one read); null for a dataset without a primary key */
+                changesCursor?: string | null;
             };
             data: components["schemas"]["DatasetRecord"][];
         };
@@ -912,16 +934,44 @@ export interface components {
         DownloadLink: {
             /** @description Signed download link, valid for 1 hour */
             url: string;
+            /** @description The change feed (GET .../changes?since=) goes on from here after the records the link gives; null for a dataset without a primary key. Also in the DX-Changes-Cursor header */
+            changesCursor?: string | null;
+        };
+        /** @description One change: a key appears once per read, at its latest change */
+        DatasetChange: {
+            /**
+             * @description upsert: `record` is the whole current record; delete: `key` holds the deleted primary key; schemaChanged: the schema moved to `schemaVersion` (`schema`, `changes`); the records it rewrote follow as upserts
+             * @enum {string}
+             */
+            op: "upsert" | "delete" | "schemaChanged";
+            record?: components["schemas"]["DatasetRecord"];
+            key?: components["schemas"]["DatasetRecord"];
+            schemaVersion?: number;
+            schema?: {
+                properties: components["schemas"]["DatasetProperty"][];
+                primaryKey: string[];
+            };
+            changes?: components["schemas"]["ReportedSchemaChange"][];
+        };
+        DatasetChangePage: {
+            metadata: {
+                count: number;
+                /** @description Where the next read starts; on the last page (hasMore false), the cursor to keep */
+                nextCursor: string;
+                /** @description true: read on now with nextCursor */
+                hasMore: boolean;
+            };
+            data: components["schemas"]["DatasetChange"][];
         };
         SetWebhookRequest: {
             /** @description http(s) URL the deliveries are POSTed to; internal addresses need WEBHOOK_URL_ALLOWLIST */
             url: string;
-            /** @description The job events to deliver; every event when left out */
-            events?: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired")[];
+            /** @description The events to deliver; the job events (dataset.job.*) when left out: dataset.changed is asked for by name */
+            events?: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired" | "dataset.changed")[];
         };
         Webhook: {
             url: string;
-            events: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired")[];
+            events: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired" | "dataset.changed")[];
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
             dateCreated: string;
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
@@ -929,7 +979,7 @@ export interface components {
         };
         WebhookWithSecret: {
             url: string;
-            events: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired")[];
+            events: ("dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired" | "dataset.changed")[];
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
             dateCreated: string;
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
@@ -941,8 +991,11 @@ export interface components {
             /** @description X-DX-Delivery and the body’s deliveryId */
             deliveryId: string;
             /** @enum {string} */
-            event: "dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired";
-            jobId: string;
+            event: "dataset.job.completed" | "dataset.job.failed" | "dataset.job.expired" | "dataset.changed";
+            /** @description The job of a job event; null for dataset.changed */
+            jobId: string | null;
+            /** @description The dataset of dataset.changed (its body carries the changesCursor after the commit); null for a job event */
+            datasetId: string | null;
             installationId: number;
             workspaceId: number;
             /** @description ISO 8601, UTC, no zone suffix, microseconds */
@@ -1020,6 +1073,8 @@ export type DatasetRecord = components['schemas']['DatasetRecord'];
 export type RecordPage = components['schemas']['RecordPage'];
 export type RecordsRetrieveRequest = components['schemas']['RecordsRetrieveRequest'];
 export type DownloadLink = components['schemas']['DownloadLink'];
+export type DatasetChange = components['schemas']['DatasetChange'];
+export type DatasetChangePage = components['schemas']['DatasetChangePage'];
 export type SetWebhookRequest = components['schemas']['SetWebhookRequest'];
 export type Webhook = components['schemas']['Webhook'];
 export type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
@@ -3131,6 +3186,88 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listChanges: {
+        parameters: {
+            query: {
+                /** @description Where to start: the changesCursor of a records read (GET .../records, records:retrieve) or the nextCursor of a feed page. Opaque; bound to the dataset and the installation. */
+                since: string;
+                /** @description Items per page */
+                pageSize?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The datasetId */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetChangePage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

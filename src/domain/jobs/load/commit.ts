@@ -3,13 +3,15 @@
 // becomes Completed (a schema change swaps its rebuilt table in the same way, swapGeneration). Either all of it happens or none (a crash before commit re-runs the job).
 import type { Kysely } from 'kysely';
 import type { DatasetRow, Tables } from '../../../storage/db/tables.js';
+import { publishBatch } from '../../changes/batches.js';
+import { enqueueDatasetChanged } from '../../webhooks/outbox.js';
 import { swapGeneration } from '../../datasets/generations.js';
 import { nowTimestamp } from '../../../lib/time.js';
 import type { Db } from '../../identity/users.js';
 import { transitionJobIn } from '../jobs.js';
 import { checkModeOnCommit, LOAD_MODE_POLICY } from '../load-modes.js';
 import type { ErrorData, LoadMode, LogData } from '../status.js';
-import { JobFailure, LeaseLostOnCommit } from './failure.js';
+import { DatasetChangedMeanwhile, JobFailure, LeaseLostOnCommit } from './failure.js';
 
 export interface CommitRequest {
   datasetId: string;
@@ -25,6 +27,9 @@ export interface CommitRequest {
   log: LogData;
   /** The defects of the records left out (maxBadRecords), if any. */
   errorData?: ErrorData;
+  /** The change-log batch written against the records of `startGeneration`, published with the
+   * swap; absent for a dataset without a primary key. */
+  changeBatch?: number;
 }
 
 /** Makes the loaded table the dataset's records; returns the new generation. */
@@ -44,6 +49,12 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
       );
     }
     checkModeOnCommit(req.mode, ds, req.startGeneration);
+    // The batch's keys are a diff against the records the job started from: a commit on other
+    // records would publish a wrong diff, so the job runs again (only a race of two claimers on
+    // PostgreSQL gets here; loads of one dataset otherwise run one at a time).
+    if (req.changeBatch !== undefined && ds.generation !== req.startGeneration) {
+      throw new DatasetChangedMeanwhile();
+    }
     const now = nowTimestamp();
     const outcome = await db.transaction().execute(async (trx) => {
       const swapped = await swapGeneration(trx, {
@@ -53,6 +64,10 @@ export async function commitGeneration(db: Kysely<Tables>, req: CommitRequest): 
         set: { ...recordsAfter(req), date_last_record_updated: now },
       });
       if (!swapped) return 'retry' as const;
+      if (req.changeBatch !== undefined) {
+        await publishBatch(trx, req.changeBatch, ds.generation + 1);
+        await enqueueDatasetChanged(trx, req.datasetId, ds.generation + 1, now);
+      }
       // Throws when another worker owns the job now (our lease lapsed): the swap is undone.
       await completeUnderLease(trx, req);
       return 'done' as const;

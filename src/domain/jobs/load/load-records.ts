@@ -10,6 +10,8 @@ import {
   type StagingOptions,
   type StagingWriter,
 } from '../../../storage/records/index.js';
+import { discardBatch } from '../../changes/batches.js';
+import { captureLoadChanges } from '../../changes/capture.js';
 import { datasetWithSchema } from '../../datasets/datasets.js';
 import { tableSchemaOf } from '../../datasets/schema.js';
 import {
@@ -70,6 +72,8 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
   // the file as a whole (its header, its structure) is never tolerated.
   const withinTolerance = () => errors.fileErrors === 0 && errors.rowsRejected <= options.maxBadRecords;
   let staging: StagingWriter | null = null;
+  // The change log's batch of this load, unpublished until its commit (changes/batches.ts).
+  let changeBatch: number | null = null;
   try {
     await retireEarlierAttempts(db, job);
     const table = stagingTableName(job.dataset_id, job.id, job.attempts);
@@ -144,7 +148,19 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
         await staging.abort();
         await completeDryRun(db, end);
       } else {
-        await commitGeneration(db, { ...end, table: staging.table, rowsLoaded: result.rowsLoaded });
+        changeBatch = await captureLoadChanges(db, ctx.records, {
+          datasetId: job.dataset_id,
+          mode: job.mode,
+          schema: tableSchema,
+          table: staging.table,
+          previous: ds.records_table,
+        });
+        await commitGeneration(db, {
+          ...end,
+          table: staging.table,
+          rowsLoaded: result.rowsLoaded,
+          ...(changeBatch !== null ? { changeBatch } : {}),
+        });
       }
     } catch (err) {
       // The mode refused the commit: the job fails with the defects it found all the same.
@@ -156,6 +172,7 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
     return log;
   } catch (err) {
     if (staging !== null) await staging.abort();
+    if (changeBatch !== null) await discardBatch(db, ctx.records, job.dataset_id, changeBatch);
     throw err;
   }
 }

@@ -17,7 +17,12 @@ import {
 import { resetLinkForm } from './pages-account.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm } from '../../../domain/identity/apps.js';
 import type { Installation } from '../../../domain/identity/installations.js';
-import { WEBHOOK_EVENTS, type Webhook, type WebhookWithSecret } from '../../../domain/webhooks/webhooks.js';
+import {
+  DEFAULT_WEBHOOK_EVENTS,
+  WEBHOOK_EVENTS,
+  type Webhook,
+  type WebhookWithSecret,
+} from '../../../domain/webhooks/webhooks.js';
 import { WORKSPACE_TYPES } from '../../../domain/identity/workspaces.js';
 import type { ProxyIdInfo } from '../../../domain/identity/proxy-ids.js';
 import type { AccountChange, AccountListing } from '../../../domain/console/accounts.js';
@@ -322,7 +327,7 @@ function webhookSection(ctx: PageContext, app: AppDetail, error: { url: string; 
             <dd>${when(hook.dateUpdated)}</dd>
           </dl>
           <p><a href="${OPERATOR_BASE}/apps/${app.id}/webhook/remove">Remove the webhook…</a></p>`;
-  const events = hook?.events ?? WEBHOOK_EVENTS;
+  const events = hook?.events ?? DEFAULT_WEBHOOK_EVENTS;
   return html`${shown}
     <h3>${hook === null ? 'Set a webhook' : 'Replace the webhook'}</h3>
     <p class="hint">
