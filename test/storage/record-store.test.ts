@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import {
   createRecordStore,
   InvalidPosition,
+  changesTableName,
   stagingTableName,
   type CellValue,
   type KeysetPosition,
@@ -661,6 +662,105 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
     const unkeyed: TableSchema = { columns: KEYED.columns, primaryKey: [] };
     const rows = await load(store, unkeyed, [[1, 'a', true, 1]]);
     assert.deepEqual(await store.keysHeld(rows.table, unkeyed, [[1, 'a', true, 1]]), []);
+  });
+
+  void it('captures changed keys in SQL and reads them back joined to the current records', async () => {
+    const log = changesTableName(DATASET);
+    const before = await load(store, KEYED, [
+      [1, 'same', true, 1],
+      [2, 'old', true, 2],
+      [3, null, null, 3],
+      [4, 'gone', false, 4],
+      [9007199254740993n, 'big', true, null],
+    ]);
+    // A replace: 1 and the big key unchanged, 2 changed, 3 from null to a value, 4 gone, 5 new.
+    const replaced = await load(store, KEYED, [
+      [1, 'same', true, 1],
+      [2, 'new', true, 2],
+      [3, 'now', null, 3],
+      [5, 'added', true, 5],
+      [9007199254740993n, 'big', true, null],
+    ]);
+    const capture = { changesTable: log, schema: KEYED, rows: 5 };
+    const diffed = await store.captureChanges({
+      ...capture,
+      batch: 1,
+      table: replaced.table,
+      previous: before.table,
+      changed: 'all',
+      removed: true,
+    });
+    assert.equal(diffed, 4);
+    // An upsert on top: 2 sent again as it is (no change), 6 new.
+    const upserted = await load(
+      store,
+      KEYED,
+      [
+        [2, 'new', true, 2],
+        [6, 'six', false, 6],
+      ],
+      1000,
+      replaced.table,
+    );
+    const written = await store.captureChanges({
+      ...capture,
+      batch: 2,
+      table: upserted.table,
+      previous: replaced.table,
+      changed: 'writtenAfterCopy',
+      removed: false,
+    });
+    assert.equal(written, 1);
+    // A delete of 5 and of a key that never was.
+    const deleted = await deleteKeys(store, KEYED, [[5], [77]], upserted.table);
+    const removed = await store.captureChanges({
+      ...capture,
+      batch: 3,
+      table: deleted.table,
+      previous: upserted.table,
+      changed: 'none',
+      removed: true,
+    });
+    assert.equal(removed, 1);
+
+    const read = (batch: number, later: number[], after: KeysetPosition | null = null, limit = 100) =>
+      store.readChanges({
+        changesTable: log,
+        batch,
+        later,
+        current: deleted.table,
+        schema: KEYED,
+        after,
+        limit,
+      });
+    const shown = (rows: Awaited<ReturnType<typeof read>>) =>
+      rows.map((r) => [r.key[0], r.values === null ? 'deleted' : r.values[1]]);
+    // Batch 1 without later batches: each of its keys, as the current table holds it now.
+    assert.deepEqual(shown(await read(1, [])), [
+      ['2', 'new'],
+      ['3', 'now'],
+      ['4', 'deleted'],
+      ['5', 'deleted'],
+    ]);
+    // 5 changed again in batch 3: it is listed there, not in batch 1.
+    assert.deepEqual(shown(await read(1, [2, 3])), [
+      ['2', 'new'],
+      ['3', 'now'],
+      ['4', 'deleted'],
+    ]);
+    // Paged by key position.
+    const first = await read(1, [2, 3], null, 2);
+    assert.deepEqual(shown(first), [
+      ['2', 'new'],
+      ['3', 'now'],
+    ]);
+    assert.deepEqual(shown(await read(1, [2, 3], first.at(-1)?.position ?? null, 2)), [['4', 'deleted']]);
+    assert.deepEqual(shown(await read(2, [3])), [['6', 'six']]);
+    assert.deepEqual(shown(await read(3, [])), [['5', 'deleted']]);
+
+    await store.discardChanges(log, [1, 2, 3]);
+    assert.deepEqual(await read(1, []), []);
+    await store.dropTable(log);
   });
 }
 

@@ -20,6 +20,8 @@ export interface StagedLoad {
   table: string;
   /** The dataset's records table when the job started (null: never loaded). */
   previous: string | null;
+  /** About how many records the larger of the two tables holds. */
+  rows: number;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function captureLoadChanges(
       schema: load.schema,
       table: load.table,
       previous: load.previous,
+      rows: load.rows,
       ...keysChangedBy(LOAD_MODE_POLICY[load.mode].existingRecords),
     });
     return batch;

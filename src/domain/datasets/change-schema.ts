@@ -143,7 +143,16 @@ export async function changeSchema(
   let swapped = false;
   let batch: number | null = null;
   try {
-    batch = await logSchemaChange(db, records, datasetId, plan, version, rewrite ? table : null, reported);
+    batch = await logSchemaChange(
+      db,
+      records,
+      datasetId,
+      plan,
+      version,
+      rewrite ? table : null,
+      reported,
+      Number(row.record_count),
+    );
     swapped = await consoleDb(db)
       .transaction()
       .execute(async (audited) => {
@@ -205,6 +214,7 @@ async function logSchemaChange(
   version: number,
   rewritten: string | null,
   reported: ReportedChange[],
+  recordCount: number,
 ): Promise<number | null> {
   const schema = tableSchemaOf(plan.schema);
   if (schema.primaryKey.length === 0) return null;
@@ -224,6 +234,7 @@ async function logSchemaChange(
       previous: null,
       changed: 'all',
       removed: false,
+      rows: recordCount,
     });
   } catch (err) {
     await discardBatch(db, records, datasetId, batch);

@@ -6,6 +6,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import { KINDS, type RecordEngine } from './kinds.js';
+import { runStatementsOnThread } from './sqlite-statements.js';
 import {
   quoteId,
   ROW_COLUMN,
@@ -25,6 +26,9 @@ export class ChangeLog {
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly engine: RecordEngine,
+    /** SQLite: the database file, on which scans of tables of `threadRows` rows or more run on a
+     * thread (sqlite-statements.ts; KEY_THREAD_ROWS, as for key builds). */
+    private readonly sqlite?: { file: string; threadRows: number },
   ) {}
 
   /** Writes the keys `capture` finds changed into its change log under its batch; returns how many. */
@@ -42,7 +46,7 @@ export class ChangeLog {
       // Nothing before: every considered row is a change.
       return c.changed === 'none'
         ? 0
-        : this.run(`${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n`);
+        : this.scan([`${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n`], c.rows);
     }
     const previous = quoteId(c.previous);
     if (c.changed === 'all' && c.removed && this.engine === 'postgres') {
@@ -59,13 +63,12 @@ export class ChangeLog {
       );
     }
     let total = 0;
+    const scans: string[] = [];
     if (c.changed !== 'none') {
       // A row is a change unless the previous table holds the same key with the same values.
       const unchanged = `exists (select 1 from ${previous} p where ${[...sameKey('p', 'n'), ...sameValues].join(' and ')})`;
       if (c.changed === 'all') {
-        total += await this.run(
-          `${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n where not ${unchanged}`,
-        );
+        scans.push(`${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n where not ${unchanged}`);
       } else {
         total += await this.writtenAfterCopy(
           `${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n`,
@@ -76,11 +79,26 @@ export class ChangeLog {
     }
     if (c.removed) {
       // Keys the previous table held and the new one does not: deleted.
-      total += await this.run(
+      scans.push(
         `${into} select ${c.batch}, ${keyOfRow('p')} from ${previous} p
           where not exists (select 1 from ${table} n where ${sameKey('n', 'p').join(' and ')})`,
       );
     }
+    return total + (await this.scan(scans, c.rows));
+  }
+
+  /** Statements that read whole tables of about `rows` rows: on SQLite, large ones on a thread of
+   * their own in one transaction (for small ones the scan takes less than a thread's start). */
+  private async scan(statements: string[], rows: number): Promise<number> {
+    if (statements.length === 0) return 0;
+    const onThread =
+      this.sqlite !== undefined && this.sqlite.file !== ':memory:' && rows >= this.sqlite.threadRows;
+    if (onThread) {
+      const changes = await runStatementsOnThread(this.sqlite.file, statements);
+      return changes.reduce((a, b) => a + b, 0);
+    }
+    let total = 0;
+    for (const statement of statements) total += await this.run(statement);
     return total;
   }
 

@@ -172,6 +172,8 @@ export interface ChangeCapture {
   changed: 'all' | 'writtenAfterCopy' | 'none';
   /** Whether keys of `previous` missing from `table` are changes (deleted). */
   removed: boolean;
+  /** About how many rows the larger of the two tables holds: SQLite scans large ones on a thread. */
+  rows: number;
 }
 
 /** A page of one batch of a change log: its keys after `after`, that no batch of `later` changed. */

@@ -154,6 +154,7 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
           schema: tableSchema,
           table: staging.table,
           previous: ds.records_table,
+          rows: Math.max(result.rowsLoaded, Number(ds.record_count)),
         });
         await commitGeneration(db, {
           ...end,
