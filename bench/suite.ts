@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { apiPart } from './api.js';
+import { changesPart } from './changes.js';
 import { exportsPart } from './exports.js';
 import { jobsPart } from './jobs.js';
 import { loadPart } from './load-part.js';
@@ -25,6 +26,7 @@ const PARTS: Record<string, BenchPart> = {
   reads: readsPart,
   exports: exportsPart,
   jobs: jobsPart,
+  changes: changesPart,
 };
 
 /** The line each section starts with: how busy the machine was, and what the figures compare with. */

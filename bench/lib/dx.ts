@@ -212,11 +212,15 @@ export interface Dx extends DxClient {
 }
 
 /** Starts a service on `engine` with its own data folder (and schema) under the run's scratch folder. */
-export async function startDx(ctx: BenchContext, engine: Engine): Promise<Dx> {
+export async function startDx(
+  ctx: BenchContext,
+  engine: Engine,
+  settings: Record<string, string> = {},
+): Promise<Dx> {
   const env = await createEnv(ctx, engine);
   let service: DxProcess;
   try {
-    service = await spawnDx(ctx, env, 'api,worker');
+    service = await spawnDx(ctx, env, 'api,worker', settings);
   } catch (err) {
     await env.cleanup().catch(() => undefined);
     throw err;
@@ -301,16 +305,20 @@ const UPLOAD = {
   ndjson: { contentType: 'json', mediaType: 'application/x-ndjson' },
 } as const;
 
-/** POST uploadUrl (mode=replace) and PUT `file` to it: the job is queued once this resolves. */
+/** A load's mode, as the bench uses them. */
+export type BenchLoadMode = 'replace' | 'upsert';
+
+/** POST uploadUrl (mode=replace unless told) and PUT `file` to it: the job is queued once this resolves. */
 export async function uploadFile(
   dx: DxClient,
   datasetId: string,
   file: string,
   format: FileFormat,
+  mode: BenchLoadMode = 'replace',
 ): Promise<{ jobId: string }> {
   const up = await dx.call<{ url: string; jobId: string }>(
     'POST',
-    `/datasets/${datasetId}/uploadUrl?mode=replace`,
+    `/datasets/${datasetId}/uploadUrl?mode=${mode}`,
     { contentType: UPLOAD[format].contentType },
   );
   const put = await request(up.url, {
@@ -342,9 +350,9 @@ export async function waitForJob(dx: DxClient, jobId: string, rows: number, ever
 
 /**
  * Loads `file` into the dataset as a client would (POST uploadUrl, PUT the file, poll the job
- * every `everyMs`) with mode=replace, so repeated loads reuse one dataset; returns the seconds
- * from the uploadUrl call to Completed, and to the end of the upload (the PUT's answer) within
- * them. Throws unless the job loaded exactly `rows` records.
+ * every `everyMs`) with mode=replace unless told, so repeated loads reuse one dataset; returns the
+ * seconds from the uploadUrl call to Completed, and to the end of the upload (the PUT's answer)
+ * within them. Throws unless the dataset holds exactly `rows` records after it (rowsLoaded).
  */
 export async function loadFile(
   dx: DxClient,
@@ -353,9 +361,10 @@ export async function loadFile(
   format: FileFormat,
   rows: number,
   everyMs = 50,
+  mode: BenchLoadMode = 'replace',
 ): Promise<LoadTimes> {
   const started = performance.now();
-  const { jobId } = await uploadFile(dx, datasetId, file, format);
+  const { jobId } = await uploadFile(dx, datasetId, file, format, mode);
   const uploadSeconds = (performance.now() - started) / 1000;
   await waitForJob(dx, jobId, rows, everyMs);
   return { seconds: (performance.now() - started) / 1000, uploadSeconds, jobId };

@@ -72,29 +72,45 @@ export function keysInOrder(rows: number, order: KeyOrder): Uint32Array {
   return keys;
 }
 
-function csvLine(i: number): string {
+/** A record's name: `variant` 0 is the record as first loaded, others are edits of it (the
+ * changes part's replaces and upserts). */
+const nameOf = (i: number, variant: number) => (variant === 0 ? `Person ${i}` : `Person ${i} v${variant}`);
+
+function csvLine(i: number, variant = 0): string {
   const born = `19${50 + (i % 50)}-0${1 + (i % 9)}-${String(1 + (i % 28)).padStart(2, '0')}`;
-  return `${i},Person ${i},person${i}@example.org,${18 + (i % 80)},${(i % 1000) / 7},${i % 3 === 0},"${CITIES[i % 6]}",${born}\n`;
+  return `${i},${nameOf(i, variant)},person${i}@example.org,${18 + (i % 80)},${(i % 1000) / 7},${i % 3 === 0},"${CITIES[i % 6]}",${born}\n`;
 }
 
-function ndjsonLine(i: number): string {
+function ndjsonLine(i: number, variant = 0): string {
   const born = `19${50 + (i % 50)}-0${1 + (i % 9)}-${String(1 + (i % 28)).padStart(2, '0')}`;
-  return `{"id":${i},"name":"Person ${i}","email":"person${i}@example.org","age":${18 + (i % 80)},"score":${(i % 1000) / 7},"active":${i % 3 === 0},"city":"${CITIES[i % 6]}","born":"${born}"}\n`;
+  return `{"id":${i},"name":"${nameOf(i, variant)}","email":"person${i}@example.org","age":${18 + (i % 80)},"score":${(i % 1000) / 7},"active":${i % 3 === 0},"city":"${CITIES[i % 6]}","born":"${born}"}\n`;
 }
 
-/** Writes the records of keys 1..`rows` to `file` in `format`, the keys in `order`. */
+/** Which records a file holds, and which edit of each. */
+export interface FileContent {
+  /** The keys, in file order (default: 1..rows in `order`). */
+  keys?: ArrayLike<number>;
+  /** The edit of each key's record (default: 0, the record as first loaded). */
+  variantOf?: (key: number) => number;
+}
+
+/** Writes the records of keys 1..`rows` to `file` in `format`, the keys in `order` (or the keys and
+ * edits of `content`). */
 export async function generate(
   file: string,
   rows: number,
   format: FileFormat,
   order: KeyOrder,
+  content: FileContent = {},
 ): Promise<void> {
   const out = createWriteStream(file);
   const line = format === 'csv' ? csvLine : ndjsonLine;
-  const keys = keysInOrder(rows, order);
+  const keys = content.keys ?? keysInOrder(rows, order);
+  const variantOf = content.variantOf ?? (() => 0);
   let chunk = format === 'csv' ? `${PROPERTIES.map((p) => p[0]).join(',')}\n` : '';
-  for (const key of keys) {
-    chunk += line(key);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as number;
+    chunk += line(key, variantOf(key));
     if (chunk.length > 1 << 20) {
       if (!out.write(chunk)) await once(out, 'drain');
       chunk = '';
