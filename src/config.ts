@@ -113,8 +113,9 @@ const ENV = {
   // An idle worker's claim query is one index probe: 4 a second cost little and cut a job's wait.
   WORKER_POLL_MS: integer(250, 10, 600000),
   EXPORT_DOWNLOADS_MAX: integer(4, 1, 1000),
-  // How long the change feed keeps a dataset's changes (domain/changes/batches.ts): 7 days.
-  CHANGES_RETENTION_HOURS: integer(168, 1, 87600),
+  // How long the change feed keeps a dataset's changes (domain/changes/batches.ts): 7 days; 0
+  // turns the feed off (loads record no changes).
+  CHANGES_RETENTION_HOURS: integer(168, 0, 87600),
   // The web console's sessions (domain/console/sessions.ts).
   CONSOLE_SESSION_IDLE_MINUTES: integer(30, 1, 1440),
   CONSOLE_SESSION_MAX_HOURS: integer(12, 1, 720),
@@ -240,7 +241,8 @@ export interface Config {
   workerPollMs: number;
   /** Export downloads one API process streams at once (each holds a database connection). */
   exportDownloadsMax: number;
-  /** How long the change feed keeps changes; a cursor older than that answers 410. */
+  /** How long the change feed keeps changes; a cursor older than that answers 410. 0: the feed is
+   * off (no change is recorded; `changeFeedOn`). */
   changesRetentionMs: number;
   /** How long a console session lives: idle, and at most after sign-in. */
   consoleSessions: SessionLifetime;
@@ -424,4 +426,10 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether the change feed is on: loads and schema changes record their changes (docs/loading.md,
+ * "Following changes"). */
+export function changeFeedOn(config: Pick<Config, 'changesRetentionMs'>): boolean {
+  return config.changesRetentionMs > 0;
 }

@@ -127,6 +127,10 @@ export const ERROR_CODES = {
   request_timeout: { kind: 'requestTimeout', meaning: 'The request did not arrive in time' },
   conflict: { kind: 'conflict', meaning: 'The request conflicts with the current state' },
   dataset_not_empty: { kind: 'conflict', meaning: 'mode=create on a dataset that holds records' },
+  change_feed_off: {
+    kind: 'conflict',
+    meaning: 'The change feed on a service that keeps no changes (CHANGES_RETENTION_HOURS=0)',
+  },
   dataset_has_no_primary_key: {
     kind: 'conflict',
     meaning: 'mode=upsert or mode=delete, or the change feed, on a dataset without a primary key',

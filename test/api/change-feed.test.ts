@@ -414,3 +414,38 @@ await forEachDatabase('change feed', (target) => {
     await exported.matches(id);
   });
 });
+
+await forEachDatabase('change feed off', (target) => {
+  let h: Fixture;
+  before(async () => {
+    h = await startFixture(target, { CHANGES_RETENTION_HOURS: '0' });
+  });
+  after(() => h.close());
+
+  void it('records no changes, reads give no cursor and the feed answers 409 change_feed_off', async () => {
+    const id = await h.defineDataset(PROPS, ['id']);
+    for (const mode of ['create', 'upsert'] as const) {
+      const job = await uploadAndWait(h, id, csv(range(1, 3, mode)), { mode });
+      assert.equal(job.currentStatus.status, 'Completed', JSON.stringify(job.currentStatus));
+    }
+    const changed = await h.api('PATCH', `/datasets/${id}`, {
+      schema: { properties: [...PROPS, { name: 'note', type: 'string' }], primaryKey: ['id'] },
+    });
+    assert.equal(changed.status, 200, changed.text);
+
+    const page = await h.api<RecordsPage>('GET', `/datasets/${id}/records`);
+    assert.equal(page.status, 200, page.text);
+    assert.equal(page.json.data.length, 3);
+    assert.equal(page.json.metadata.changesCursor, null);
+    // No cursor is ever given out: whatever a client sends, the feed is off.
+    const feed = await h.api<ProblemBody>('GET', `/datasets/${id}/changes?since=anything`);
+    assert.equal(feed.status, 409, feed.text);
+    assert.equal(feed.json.code, 'change_feed_off');
+    const batches = await h.database.db
+      .selectFrom('dataset_change_batches')
+      .select('id')
+      .where('dataset_id', '=', id)
+      .execute();
+    assert.deepEqual(batches, [], 'no load or schema change wrote to the change log');
+  });
+});

@@ -63,7 +63,8 @@ export interface SchemaPatch {
 }
 
 /** Applies a schema change (with the name and description sent) and returns the dataset, or, for a
- * dry run, the report of what it would do. */
+ * dry run, the report of what it would do. `recordChanges` false: the change feed is off, and the
+ * change log gets nothing. */
 export async function changeSchema(
   db: Kysely<Tables>,
   records: RecordStore,
@@ -71,6 +72,7 @@ export async function changeSchema(
   datasetId: string,
   patch: SchemaPatch,
   dryRun: boolean,
+  recordChanges = true,
 ): Promise<Dataset | SchemaChangeReport> {
   const { row, schema } = await findVisibleDatasetWithSchema(db, caller, datasetId);
   const plan = planSchemaChange(schema, patch.schema);
@@ -143,16 +145,18 @@ export async function changeSchema(
   let swapped = false;
   let batch: number | null = null;
   try {
-    batch = await logSchemaChange(
-      db,
-      records,
-      datasetId,
-      plan,
-      version,
-      rewrite ? table : null,
-      reported,
-      Number(row.record_count),
-    );
+    batch = !recordChanges
+      ? null
+      : await logSchemaChange(
+          db,
+          records,
+          datasetId,
+          plan,
+          version,
+          rewrite ? table : null,
+          reported,
+          Number(row.record_count),
+        );
     swapped = await consoleDb(db)
       .transaction()
       .execute(async (audited) => {

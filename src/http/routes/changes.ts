@@ -1,6 +1,8 @@
 // GET /datasets/:id/changes: the change feed (domain/changes/feed.ts; docs/loading.md, "Following
 // changes"). Same credential and visibility as the records it lists; never a kept answer, since it
 // reads the change log, which the kept answers' epochs do not cover.
+import { changeFeedOn } from '../../config.js';
+import { problem } from '../../errors.js';
 import type { Static } from 'typebox';
 import { changesPageJson } from '../../domain/changes/feed.js';
 import { installationOf } from '../auth.js';
@@ -30,6 +32,13 @@ export function changeRoutes(app: TypedApp, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
+      if (!changeFeedOn(deps.config)) {
+        throw problem(
+          'conflict',
+          'This service keeps no changes (CHANGES_RETENTION_HOURS=0): read the records instead.',
+          { code: 'change_feed_off' },
+        );
+      }
       const caller = installationOf(request);
       const body = await changesPageJson(
         deps.db,

@@ -1,4 +1,5 @@
 // Dataset definitions: POST/GET/PATCH/DELETE /datasets[/:id], with an access token.
+import { changeFeedOn } from '../../config.js';
 import {
   createDataset,
   deleteDataset,
@@ -121,7 +122,15 @@ export function datasetRoutes(app: TypedApp, deps: ApiDeps): void {
         }
         return updateDataset(deps.db, caller, request.params.id, names);
       }
-      return changeSchema(deps.db, deps.records, caller, request.params.id, { ...names, schema }, dryRun);
+      return changeSchema(
+        deps.db,
+        deps.records,
+        caller,
+        request.params.id,
+        { ...names, schema },
+        dryRun,
+        changeFeedOn(deps.config),
+      );
     },
   );
 

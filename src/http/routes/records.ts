@@ -1,4 +1,5 @@
 // POST /datasets/:id/records:retrieve (a signed download link) and GET /datasets/:id/records (pages).
+import { changeFeedOn } from '../../config.js';
 import type { Static } from 'typebox';
 import { findVisibleDataset } from '../../domain/datasets/datasets.js';
 import { createExportLink } from '../../domain/records/export.js';
@@ -31,6 +32,7 @@ export const CHANGES_CURSOR_HEADER = 'DX-Changes-Cursor';
 
 /** The change-feed cursor of a read of a dataset's records by `caller` (domain/changes/feed.ts). */
 function readCursorOf(deps: ApiDeps, caller: InstallationPrincipal, datasetId: string): ReadCursor {
+  if (!changeFeedOn(deps.config)) return () => null;
   const owner = { datasetId, installationId: caller.installationId };
   return (generation, primaryKey) => cursorOfRead(deps.signingSecret, owner, generation, primaryKey);
 }

@@ -45,6 +45,8 @@ export interface LoadContext {
   progress?: LoadProgress;
   /** How bytes become text: bytes that are not UTF-8, the bound on a gzip file's inflated size. */
   text?: { invalidUtf8: InvalidUtf8; maxInflatedBytes: number };
+  /** false: the change feed is off (CHANGES_RETENTION_HOURS=0) and the load records no changes. */
+  recordChanges?: boolean;
 }
 
 /** Loads `input` into the job's dataset and commits it with the job; returns the Completed log. */
@@ -148,14 +150,17 @@ export async function loadRecords(ctx: LoadContext, input: Readable, format: Inp
         await staging.abort();
         await completeDryRun(db, end);
       } else {
-        changeBatch = await captureLoadChanges(db, ctx.records, {
-          datasetId: job.dataset_id,
-          mode: job.mode,
-          schema: tableSchema,
-          table: staging.table,
-          previous: ds.records_table,
-          rows: Math.max(result.rowsLoaded, Number(ds.record_count)),
-        });
+        changeBatch =
+          ctx.recordChanges === false
+            ? null
+            : await captureLoadChanges(db, ctx.records, {
+                datasetId: job.dataset_id,
+                mode: job.mode,
+                schema: tableSchema,
+                table: staging.table,
+                previous: ds.records_table,
+                rows: Math.max(result.rowsLoaded, Number(ds.record_count)),
+              });
         await commitGeneration(db, {
           ...end,
           table: staging.table,

@@ -3,7 +3,7 @@
 // to the queue. The worker role drives these steps and decides which ending applies.
 import { pipeline, type Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
-import type { Config } from '../../../config.js';
+import { changeFeedOn, type Config } from '../../../config.js';
 import type { DatasetJobRow, Tables } from '../../../storage/db/tables.js';
 import type { ObjectStore } from '../../../storage/objects/index.js';
 import type { RecordStore } from '../../../storage/records/index.js';
@@ -62,6 +62,7 @@ export async function loadJob(
           invalidUtf8: deps.config.loadInvalidUtf8,
           maxInflatedBytes: deps.config.maxInflatedBytes,
         },
+        recordChanges: changeFeedOn(deps.config),
       },
       counted,
       source.format,
