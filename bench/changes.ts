@@ -116,10 +116,15 @@ async function measureEngine(
   services: Record<Side, Dx>,
   files: Files,
 ): Promise<EngineRuns> {
-  const datasets = {} as Record<Side, string>;
+  // Two datasets a side, so that the replaces (which hold every record) never undo the upserts.
+  const datasets = {} as Record<Side, { replaced: string; upserted: string }>;
   for (const side of SIDES) {
-    datasets[side] = await createDataset(services[side], 'changes');
-    await loadFile(services[side], datasets[side], files.base, 'csv', LOAD_ROWS);
+    const dx = services[side];
+    datasets[side] = {
+      replaced: await createDataset(dx, 'replaced'),
+      upserted: await createDataset(dx, 'upserted'),
+    };
+    for (const id of Object.values(datasets[side])) await loadFile(dx, id, files.base, 'csv', LOAD_ROWS);
   }
   const r: EngineRuns = {
     engine,
@@ -134,14 +139,16 @@ async function measureEngine(
     // The sides alternate which goes first.
     for (const side of i % 2 === 1 ? SIDES : [...SIDES].reverse()) {
       const dx = services[side];
-      const id = datasets[side];
-      const cursor = side === 'feed' ? await recordsCursor(dx, id) : null;
-      r.sides[side].replace.push(await timedLoad(dx, id, replaceWith, 'replace'));
+      const { replaced, upserted } = datasets[side];
+      const cursor = side === 'feed' ? await recordsCursor(dx, replaced) : null;
+      r.sides[side].replace.push(await timedLoad(dx, replaced, replaceWith, 'replace'));
       if (cursor !== null) {
-        r.feedRead.push(await measured(dx, () => readChanges(dx, id, cursor, LOAD_ROWS / CHANGE_EVERY)));
-        r.fullExport.push(await measured(dx, () => fullExport(dx, id)));
+        r.feedRead.push(
+          await measured(dx, () => readChanges(dx, replaced, cursor, LOAD_ROWS / CHANGE_EVERY)),
+        );
+        r.fullExport.push(await measured(dx, () => fullExport(dx, replaced)));
       }
-      r.sides[side].upsert.push(await timedLoad(dx, id, upsertWith, 'upsert'));
+      r.sides[side].upsert.push(await timedLoad(dx, upserted, upsertWith, 'upsert'));
     }
     ctx.log(
       `  ${engine} run ${i}: replace ${SIDES.map((s) => r.sides[s].replace.at(-1)?.seconds.toFixed(2)).join(' / ')} s, ` +
@@ -260,7 +267,7 @@ function changesSection(ctx: BenchContext, results: readonly EngineRuns[]): Sect
   return {
     title: `The change feed's cost, ${LOAD_ROWS.toLocaleString('en')} records × 8 columns`,
     blocks: [
-      `Two \`dx serve --role api,worker\` processes per engine, each on its own SQLite file or PostgreSQL schema: one as shipped, one with the feed off (\`CHANGES_RETENTION_HOURS=0\`). Each holds the same dataset of the load part's records (random key order), and gets the same loads in turn, the sides alternating which goes first: a replace with every record, a hundredth of them edited (the next run edits them back), so each replace changes ${(LOAD_ROWS / CHANGE_EVERY).toLocaleString('en')} records; then an upsert of ${UPSERTS.toLocaleString('en')} existing records (two edits in turn). Timed from the uploadUrl call to Completed, as the load part. With the feed, before each replace a records read gives the cursor, and after it the feed is read from there to its end (pages of ${FEED_PAGE.toLocaleString('en')}, every change counted), then the whole dataset is exported (records:retrieve CSV, to the last byte). Median of ${ctx.runs} runs; CPU: user + system seconds of the service and of the PostgreSQL backends serving it (by application_name); peak RSS: the service's highest (sampled every 50 ms).`,
+      `Two \`dx serve --role api,worker\` processes per engine, each on its own SQLite file or PostgreSQL schema: one as shipped, one with the feed off (\`CHANGES_RETENTION_HOURS=0\`). Each holds two datasets of the load part's records (random key order), one for the replaces and one for the upserts, and gets the same loads in turn, the sides alternating which goes first: a replace with every record, a hundredth of them edited (the next run edits them back), so each replace changes ${(LOAD_ROWS / CHANGE_EVERY).toLocaleString('en')} records; then an upsert of ${UPSERTS.toLocaleString('en')} existing records (two edits in turn). Timed from the uploadUrl call to Completed, as the load part. With the feed, before each replace a records read gives the cursor, and after it the feed is read from there to its end (pages of ${FEED_PAGE.toLocaleString('en')}, every change counted), then the whole dataset is exported (records:retrieve CSV, to the last byte). Median of ${ctx.runs} runs; CPU: user + system seconds of the service and of the PostgreSQL backends serving it (by application_name); peak RSS: the service's highest (sampled every 50 ms).`,
       table(['engine', 'what', 'seconds', 'service CPU s', 'PostgreSQL CPU s', 'service peak RSS MiB'], rows),
       '**Targets**',
       table(['target', 'measured', 'holds'], checks),
