@@ -3,7 +3,7 @@
 // (sqlite.ts says why the key comes last). A large table's key is built on a thread of its own
 // (sqlite-key-thread.ts): the build is one synchronous statement of seconds for millions of rows,
 // and on the job's thread it would hold the event loop of a process that also serves the API.
-import { Worker } from 'node:worker_threads';
+import { runOnSqliteThread } from './sqlite-thread.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { quoteId, ROW_COLUMN, type TableSchema } from './record-store.js';
 
@@ -37,29 +37,8 @@ export function finishKey(conn: BetterSqlite3.Database, work: KeyWork): KeyOutco
 
 /** Runs finishKey on a thread of its own with a connection of its own to `file`. */
 export function finishKeyOnThread(file: string, work: KeyWork): Promise<KeyOutcome> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./sqlite-key-thread.js', import.meta.url), {
-      workerData: { file, work },
-    });
-    let answered = false;
-    worker.once('message', (reply: KeyThreadReply) => {
-      answered = true;
-      if ('outcome' in reply) resolve(reply.outcome);
-      else reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
-    });
-    worker.once('error', (err) => {
-      answered = true;
-      reject(err);
-    });
-    worker.once('exit', (code) => {
-      if (!answered) reject(new Error(`the SQLite key thread exited (code ${code}) without an answer`));
-    });
-  });
+  return runOnSqliteThread(new URL('./sqlite-key-thread.js', import.meta.url), file, work, 'key');
 }
-
-/** What the key thread answers: the outcome, or the error it met (message and SQLite's code). */
-export type KeyThreadReply =
-  { outcome: KeyOutcome } | { error: { message: string; code: string | undefined } };
 
 /**
  * Builds the primary key's unique index in one transaction, after removing the rows a later row
