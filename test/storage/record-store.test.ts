@@ -733,33 +733,107 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
         after,
         limit,
       });
+    // Each key as its JSON object, and the current record's name (or that it was deleted).
     const shown = (rows: Awaited<ReturnType<typeof read>>) =>
-      rows.map((r) => [r.key[0], r.values === null ? 'deleted' : r.values[1]]);
+      rows.map((r) => [
+        (JSON.parse(r.key) as { id: number }).id,
+        r.record === null ? 'deleted' : (JSON.parse(r.record) as { name: string }).name,
+      ]);
     // Batch 1 without later batches: each of its keys, as the current table holds it now.
     assert.deepEqual(shown(await read(1, [])), [
-      ['2', 'new'],
-      ['3', 'now'],
-      ['4', 'deleted'],
-      ['5', 'deleted'],
+      [2, 'new'],
+      [3, 'now'],
+      [4, 'deleted'],
+      [5, 'deleted'],
     ]);
     // 5 changed again in batch 3: it is listed there, not in batch 1.
     assert.deepEqual(shown(await read(1, [2, 3])), [
-      ['2', 'new'],
-      ['3', 'now'],
-      ['4', 'deleted'],
+      [2, 'new'],
+      [3, 'now'],
+      [4, 'deleted'],
     ]);
     // Paged by key position.
     const first = await read(1, [2, 3], null, 2);
     assert.deepEqual(shown(first), [
-      ['2', 'new'],
-      ['3', 'now'],
+      [2, 'new'],
+      [3, 'now'],
     ]);
-    assert.deepEqual(shown(await read(1, [2, 3], first.at(-1)?.position ?? null, 2)), [['4', 'deleted']]);
-    assert.deepEqual(shown(await read(2, [3])), [['6', 'six']]);
-    assert.deepEqual(shown(await read(3, [])), [['5', 'deleted']]);
+    assert.deepEqual(shown(await read(1, [2, 3], first.at(-1)?.position ?? null, 2)), [[4, 'deleted']]);
+    // Records and keys as a JSON line of an export writes them, every kind; positions as pages hold them.
+    const [six] = await read(2, [3]);
+    assert.equal(six?.record, '{"id":6,"name":"six","ok":false,"score":6}');
+    assert.equal(six?.key, '{"id":6}');
+    assert.deepEqual(six?.position, ['6']);
+    assert.deepEqual((await read(1, [2, 3]))[0]?.record, '{"id":2,"name":"new","ok":true,"score":2}');
+    assert.deepEqual(shown(await read(3, [])), [[5, 'deleted']]);
 
     await store.discardChanges(log, [1, 2, 3]);
     assert.deepEqual(await read(1, []), []);
+    await store.dropTable(log);
+  });
+
+  void it('reads changes of a key of every kind page by page, records and keys as JSON.stringify writes them', async () => {
+    const log = changesTableName(DATASET);
+    const mixed: TableSchema = {
+      columns: [
+        { name: 'region', kind: 'text' },
+        { name: 'flag', kind: 'boolean' },
+        { name: 'x', kind: 'float64' },
+        { name: 'n', kind: 'int64' },
+        { name: 'note', kind: 'text' },
+      ],
+      primaryKey: ['region', 'flag', 'x'],
+    };
+    const awkward = 'tab\there\nnew line\r\\back\\slash\\N "quoted" \u0001 ;,é🙂';
+    const rows: CellValue[][] = [
+      [awkward, true, 0.1, 9223372036854775807n, awkward],
+      ['b', false, -2.5, -9223372036854775808n, null],
+      ['b', true, 1e-7, 9007199254740993n, ''],
+      ['b', true, 1.5e300, null, '\\N'],
+      ['', false, 0, 0, '\t'],
+    ];
+    const created = await load(store, mixed, rows);
+    const batch = { changesTable: log, schema: mixed, rows: rows.length, batch: 1 };
+    assert.equal(
+      await store.captureChanges({
+        ...batch,
+        table: created.table,
+        previous: null,
+        changed: 'all',
+        removed: false,
+      }),
+      5,
+    );
+    // One change a page, each next position passed through JSON as a cursor carries it.
+    const read: { key: unknown; record: unknown }[] = [];
+    let after: KeysetPosition | null = null;
+    for (;;) {
+      const page = await store.readChanges({
+        changesTable: log,
+        batch: 1,
+        later: [],
+        current: created.table,
+        schema: mixed,
+        after,
+        limit: 1,
+      });
+      if (page.length === 0) break;
+      const [row] = page;
+      assert.ok(row !== undefined && row.record !== null);
+      read.push({ key: row.key, record: row.record });
+      after = JSON.parse(JSON.stringify(row.position)) as KeysetPosition;
+    }
+    // As JSON.stringify writes the same records (int64 digit for digit), in key order.
+    const json = (v: CellValue) => (typeof v === 'bigint' ? v.toString() : JSON.stringify(v));
+    const object = (names: string[], values: CellValue[]) =>
+      `{${names.map((name, i) => `${JSON.stringify(name)}:${json(values[i] ?? null)}`).join(',')}}`;
+    const names = mixed.columns.map((c) => c.name);
+    const inKeyOrder = [rows[4], rows[1], rows[2], rows[3], rows[0]] as CellValue[][];
+    assert.deepEqual(
+      read,
+      inKeyOrder.map((r) => ({ key: object(names.slice(0, 3), r.slice(0, 3)), record: object(names, r) })),
+    );
+    await store.discardChanges(log, [1]);
     await store.dropTable(log);
   });
 }

@@ -9,9 +9,8 @@ import { changesTableName, type ChangeRow, type RecordStore } from '../../storag
 import { problem } from '../../errors.js';
 import type { SchemaChangeDetail } from '../datasets/change-schema.js';
 import { findVisibleDatasetWithSchema, type DatasetReader } from '../datasets/datasets.js';
-import { tableSchemaOf, type SchemaProperty } from '../datasets/schema.js';
+import { tableSchemaOf } from '../datasets/schema.js';
 import { parsePageSize } from '../records/query.js';
-import { recordJson } from '../records/render.js';
 import {
   afterGeneration,
   decodeCursor,
@@ -70,13 +69,8 @@ export async function changesPageJson(
   // Every generation since the cursor must have its batch: one pruned meanwhile is history lost.
   if (batches.length !== generation - from.seq + 1) throw expired();
 
-  const keyProperties = table.primaryKey.map((k) => schema.properties.find((p) => p.name === k));
   const render = (row: ChangeRow) =>
-    entryJson(
-      row.values === null
-        ? { op: 'delete', key: recordJson(keyProperties.filter(isProperty), row.key) }
-        : { op: 'upsert', record: recordJson(schema.properties, row.values) },
-    );
+    entryJson(row.record === null ? { op: 'delete', key: row.key } : { op: 'upsert', record: row.record });
   const entries: string[] = [];
   let next: ChangePosition | null = null;
   for (const [i, batch] of batches.entries()) {
@@ -168,5 +162,3 @@ function expired(): Error {
     { code: 'changes_cursor_expired' },
   );
 }
-
-const isProperty = (p: SchemaProperty | undefined): p is SchemaProperty => p !== undefined;

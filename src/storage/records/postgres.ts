@@ -54,7 +54,7 @@ export class PostgresRecordStore implements RecordStore {
     db: Kysely<Tables>,
   ) {
     this.reader = new RecordReader(db, 'postgres');
-    this.changes = new ChangeLog(db, 'postgres');
+    this.changes = new ChangeLog(db, { kind: 'postgres', pool });
   }
 
   async createStaging(

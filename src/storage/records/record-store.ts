@@ -188,11 +188,12 @@ export interface ChangeRead {
   limit: number;
 }
 
-/** A changed key as read: its keyset position, its values, and the current record (null: deleted). */
+/** A changed key as read: its keyset position, the key and the current record (null: deleted) as
+ * JSON objects, written as a JSON line of the table's text (streamText) writes them. */
 export interface ChangeRow {
   position: KeysetPosition;
-  key: ReadValue[];
-  values: ReadValue[] | null;
+  key: string;
+  record: string | null;
 }
 
 /** The change log of a dataset: `chg_<datasetId as hex>` (outside `tablePrefix`, so never taken

@@ -63,7 +63,8 @@ export class SqliteRecordStore implements RecordStore {
     private readonly options: { keyThreadRows?: number } = {},
   ) {
     this.reader = new RecordReader(db, 'sqlite');
-    this.changes = new ChangeLog(db, 'sqlite', {
+    this.changes = new ChangeLog(db, {
+      kind: 'sqlite',
       file,
       threadRows: options.keyThreadRows ?? KEY_THREAD_ROWS,
     });

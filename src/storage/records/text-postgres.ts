@@ -21,20 +21,25 @@ const NULL = '\\N';
 /** A float8's text as JavaScript's String(n) writes it (-0 is 0 there). */
 const jsNumber = (f: string): string => (f.includes('e') || f === '-0' ? String(Number(f)) : f);
 
+const booleanJson = (f: string): string => (f === 't' ? 'true' : 'false');
+
+/** A non-null value of each kind as PostgreSQL prints it (its text output, not COPY-escaped), in JSON. */
+export const POSTGRES_JSON: Record<ValueKind, (text: string) => string> = {
+  text: jsonString,
+  int64: (f) => f,
+  float64: jsNumber,
+  boolean: booleanJson,
+};
+
 /** A non-null COPY text field of each kind, in each format. */
 const RENDER: Record<ExportFormat, Record<ValueKind, (field: string) => string>> = {
   csv: {
     text: (f) => csvText(copyTextField(f)),
     int64: (f) => f,
     float64: jsNumber,
-    boolean: (f) => (f === 't' ? 'true' : 'false'),
+    boolean: booleanJson,
   },
-  ndjson: {
-    text: (f) => jsonString(copyTextField(f)),
-    int64: (f) => f,
-    float64: jsNumber,
-    boolean: (f) => (f === 't' ? 'true' : 'false'),
-  },
+  ndjson: { ...POSTGRES_JSON, text: (f) => jsonString(copyTextField(f)) },
 };
 
 /** The COPY statement of a table's text: its columns in order, its rows in the table's order. */

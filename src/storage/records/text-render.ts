@@ -17,3 +17,23 @@ export const jsonString = (s: string): string => (JSON_ESCAPED.test(s) ? JSON.st
 export function jsonKeys(schema: TableSchema): string[] {
   return schema.columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
 }
+
+/** Renders a row's values as the JSON object of `schema`'s columns (as a JSON line holds it, without
+ * the line feed), each non-null value by its column's renderer. */
+export function jsonObjectRenderer<V>(
+  schema: TableSchema,
+  render: readonly ((v: V) => string)[],
+): (values: readonly (V | null)[]) => string {
+  const keys = jsonKeys(schema);
+  const n = keys.length;
+  return (values) => {
+    if (n === 0) return '{}';
+    let out = '';
+    for (let i = 0; i < n; i++) {
+      const v = values[i] ?? null;
+      out += keys[i] as string;
+      out += v === null ? 'null' : (render[i] as (v: V) => string)(v);
+    }
+    return `${out}}`;
+  };
+}

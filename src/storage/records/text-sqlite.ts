@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { openSqliteConnection } from '../db/database.js';
 import type { ExportFormat } from '../db/tables.js';
 import { orderColumns, quoteId, type ReadValue, type TableSchema, type ValueKind } from './record-store.js';
-import { csvText, jsonKeys, jsonString } from './text-render.js';
+import { csvText, jsonObjectRenderer, jsonString } from './text-render.js';
 
 const PIECE_CHARS = 64 * 1024;
 
@@ -16,10 +16,18 @@ const booleanText = (v: ReadValue) => (v === 1 || v === '1' ? 'true' : 'false');
 /** String(n), and null for what JSON cannot hold (never stored: loads refuse non-finite numbers). */
 const numberJson = (v: ReadValue) => (Number.isFinite(v) ? String(v) : 'null');
 
+/** A non-null value of each kind as SQLite gives it (int64 selected as text), in JSON. */
+export const SQLITE_JSON: Record<ValueKind, (v: ReadValue) => string> = {
+  text: (v) => jsonString(v as string),
+  int64: String,
+  float64: numberJson,
+  boolean: booleanText,
+};
+
 /** A non-null value of each kind, as read (int64 selected as text), in each format. */
 const RENDER: Record<ExportFormat, Record<ValueKind, (v: ReadValue) => string>> = {
   csv: { text: (v) => csvText(v as string), int64: String, float64: String, boolean: booleanText },
-  ndjson: { text: (v) => jsonString(v as string), int64: String, float64: numberJson, boolean: booleanText },
+  ndjson: SQLITE_JSON,
 };
 
 /** Streams a table's text; the connection closes when the stream ends or is destroyed. */
@@ -75,14 +83,6 @@ function lineRenderer(schema: TableSchema, format: ExportFormat): (row: ReadValu
       return `${line}\r\n`;
     };
   }
-  const keys = jsonKeys(schema);
-  return (row) => {
-    let line = n === 0 ? '{' : '';
-    for (let i = 0; i < n; i++) {
-      const v = row[i] ?? null;
-      line += keys[i] as string;
-      line += v === null ? 'null' : (render[i] as (v: ReadValue) => string)(v);
-    }
-    return `${line}}\n`;
-  };
+  const object = jsonObjectRenderer(schema, render);
+  return (row) => `${object(row)}\n`;
 }
