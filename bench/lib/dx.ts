@@ -20,8 +20,16 @@ import { DATASET_SCHEMA, type FileFormat } from './records.js';
 import { run, spawnServer, stop } from './spawn.js';
 
 export type Engine = 'sqlite' | 'postgres';
-export const ENGINES: readonly Engine[] = ['sqlite', 'postgres'];
 export const ENGINE_NAMES: Record<Engine, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+/** The engines the parts measure: BENCH_ENGINES (e.g. `postgres`), both by default. */
+export const ENGINES: readonly Engine[] = enginesOf(process.env.BENCH_ENGINES ?? 'sqlite,postgres');
+
+function enginesOf(list: string): Engine[] {
+  const names = list.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !(name in ENGINE_NAMES));
+  if (unknown.length > 0) throw new Error(`BENCH_ENGINES: unknown engine(s) ${unknown.join(', ')}`);
+  return names as Engine[];
+}
 
 /** The PostgreSQL database of the service and the psql baseline; each service gets its own schema. */
 /**
