@@ -1,10 +1,16 @@
-// PostgreSQL's side of the record store's text of a table (streamText): COPY's text lines rendered
-// as CSV and JSON lines, its float8 text as JavaScript's, checked on many doubles against the server.
+// The record store's text of a table (streamText). PostgreSQL's side: COPY's text lines rendered as
+// CSV and JSON lines, its float8 text as JavaScript's, checked on many doubles against the server.
+// SQLite's side: read on the calling thread, it lets the event loop turn while it streams.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
+import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { onDatabase, POSTGRES_URL } from '../support/databases.js';
 import { LinesFromCopyText } from '../../src/storage/records/text-postgres.js';
+import { sqliteText } from '../../src/storage/records/text-sqlite.js';
 
 /** Doubles of every magnitude and notation, and random bit patterns (finite ones). */
 function doubles(): number[] {
@@ -95,4 +101,39 @@ void it('COPY text as CSV: quoted where RFC 4180 needs it, null an empty field, 
     assert.equal(inTwoChunks('csv', bytes, cut), expected, `cut at ${cut}`);
   const none = new LinesFromCopyText({ columns: [], primaryKey: [] }, 'csv');
   assert.equal(none.convert(Buffer.from('\n')).toString(), '\r\n');
+});
+
+void it("SQLite's text gives the event loop a turn between pieces, however fast the reader takes them", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
+  const file = join(dir, 'records.db');
+  const db = new BetterSqlite3(file);
+  db.exec('create table t (id integer primary key, s text, ok integer, x real)');
+  const insert = db.prepare('insert into t values (?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 1; i <= 20_000; i++) insert.run(i, `row ${i} ${'·'.repeat(20)}`, i % 2, i / 7);
+  })();
+  db.close();
+  try {
+    // Counts the event loop's turns while the text is read as fast as it comes.
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    let pieces = 0;
+    let lines = 0;
+    for await (const chunk of sqliteText(file, 't', SCHEMA, 'ndjson') as AsyncIterable<Buffer>) {
+      pieces++;
+      lines += chunk.toString().split('\n').length - 1;
+    }
+    counting = false;
+    assert.equal(lines, 20_000);
+    assert.ok(pieces > 10, `${pieces} pieces`);
+    // A turn at least between every two pieces: other requests and timers are not held until the end.
+    assert.ok(turns >= pieces - 1, `${turns} turns of the event loop for ${pieces} pieces`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -2,8 +2,12 @@
 // own: one read transaction holds the table's snapshot from the first row to the last, so a sweep
 // dropping the table meanwhile does not cut the download short. Rows are rendered in pieces of
 // about 64 KB (strings under V8's large-object threshold die young); each piece is handed on only
-// when the reader wants more, so memory stays flat whatever the table's size.
+// when the reader wants more, so memory stays flat whatever the table's size. better-sqlite3 reads
+// on the calling thread: between pieces the event loop gets a turn, or a reader as fast as the
+// rendering (a socket that takes every write at once) would hold every other request until the
+// last row.
 import { Readable } from 'node:stream';
+import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import { openSqliteConnection } from '../db/database.js';
 import type { ExportFormat } from '../db/tables.js';
 import { orderColumns, quoteId, type ReadValue, type TableSchema, type ValueKind } from './record-store.js';
@@ -35,7 +39,12 @@ export function sqliteText(file: string, table: string, schema: TableSchema, for
   return Readable.from(pieces(file, table, schema, format), { objectMode: false });
 }
 
-function* pieces(file: string, table: string, schema: TableSchema, format: ExportFormat): Generator<Buffer> {
+async function* pieces(
+  file: string,
+  table: string,
+  schema: TableSchema,
+  format: ExportFormat,
+): AsyncGenerator<Buffer> {
   const conn = openSqliteConnection(file);
   try {
     conn.exec('begin');
@@ -56,6 +65,7 @@ function* pieces(file: string, table: string, schema: TableSchema, format: Expor
       if (piece.length >= PIECE_CHARS) {
         yield Buffer.from(piece);
         piece = '';
+        await eventLoopTurn();
       }
     }
     if (piece !== '') yield Buffer.from(piece);
