@@ -784,7 +784,7 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
       ],
       primaryKey: ['region', 'flag', 'x'],
     };
-    const awkward = 'tab\there\nnew line\r\\back\\slash\\N "quoted" \u0001 ;,é🙂';
+    const awkward = 'tab\there\nnew line\r\\back\\slash\\N \\\' it\'s "quoted" \u0001 ;,é🙂';
     const rows: CellValue[][] = [
       [awkward, true, 0.1, 9223372036854775807n, awkward],
       ['b', false, -2.5, -9223372036854775808n, null],

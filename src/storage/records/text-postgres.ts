@@ -79,6 +79,42 @@ async function* copyOut(pool: pg.Pool, sql: string, lines: LinesFromCopyText): A
   }
 }
 
+/**
+ * The rows of a query (its values written in, no parameters) read whole through COPY's text: each
+ * row's fields as PostgreSQL prints them, null for SQL null. Nothing is parsed into numbers or
+ * objects on the way; for results of a page's size, not for whole tables (copyOut streams those).
+ */
+export async function copyRows(
+  pool: pg.Pool,
+  query: string,
+  /** Planner settings for this query alone (`set local`), e.g. `enable_hashjoin: 'off'`. */
+  planner: Record<string, 'on' | 'off'> = {},
+): Promise<(string | null)[][]> {
+  const client = await pool.connect();
+  let finished = false;
+  try {
+    // Literals in the query are read with backslashes as plain characters, whatever the server's
+    // default: a text value written in cannot end its quotes.
+    const plan = Object.entries(planner).map(([name, value]) => `set local ${name} = ${value};`);
+    await client.query(`begin read only;
+      set local standard_conforming_strings = on;
+      set local extra_float_digits = 1; set local client_encoding = 'UTF8'; ${plan.join(' ')}`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of client.query(copyTo(`copy (${query}) to stdout`)) as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+    }
+    await client.query('commit');
+    finished = true;
+    const rows: (string | null)[][] = [];
+    for (const line of Buffer.concat(chunks).toString('utf8').split('\n')) {
+      if (line !== '') rows.push(line.split('\t').map((f) => (f === NULL ? null : copyTextField(f))));
+    }
+    return rows;
+  } finally {
+    client.release(finished ? undefined : new Error('copy stopped'));
+  }
+}
+
 const LF = 0x0a;
 
 /**
