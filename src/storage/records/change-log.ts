@@ -58,13 +58,13 @@ const PAGE_BY_KEYS = {
 
 /** Writes and reads the change logs of datasets through a Kysely handle of the engine's database. */
 export class ChangeLog {
-  private readonly engine: RecordEngine;
-
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly at: ChangeLogEngine,
-  ) {
-    this.engine = at.kind;
+  ) {}
+
+  private get engine(): RecordEngine {
+    return this.at.kind;
   }
 
   /** Writes the keys `capture` finds changed into its change log under its batch; returns how many. */
