@@ -137,3 +137,53 @@ void it("SQLite's text gives the event loop a turn between pieces, however fast 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** A file holding table t of SCHEMA's shape with `rows` rows, in WAL mode; returns its path. */
+function tableFile(dir: string, rows: number): string {
+  const file = join(dir, 'records.db');
+  const db = new BetterSqlite3(file);
+  db.pragma('journal_mode = WAL');
+  db.exec('create table t (id integer primary key, s text, ok integer, x real)');
+  const insert = db.prepare('insert into t values (?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 1; i <= rows; i++) insert.run(i, `row ${i} ${'·'.repeat(20)}`, i % 2, i / 7);
+  })();
+  db.close();
+  return file;
+}
+
+void it("SQLite's text: a reader that stops early ends the read and releases its snapshot", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
+  const writer = new BetterSqlite3(tableFile(dir, 50_000), { timeout: 0 });
+  try {
+    const text = sqliteText(join(dir, 'records.db'), 't', SCHEMA, 'csv');
+    const first = (await text[Symbol.asyncIterator]().next()) as IteratorResult<Buffer>;
+    assert.match(first.value.toString(), /^1,row 1 /);
+    // A write after the reader's snapshot: a full checkpoint must wait for that reader.
+    writer.prepare('insert into t values (?, ?, ?, ?)').run(1e9, 'late', 0, 0);
+    const busy = () => (writer.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[])[0]?.busy;
+    assert.equal(busy(), 1, 'the reader holds its snapshot while it reads');
+    text.destroy();
+    const until = Date.now() + 5000;
+    while (busy() !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(busy(), 0, 'the snapshot is released once the reader stopped');
+  } finally {
+    writer.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+void it("SQLite's text: an error of the read reaches the stream, with SQLite's code", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
+  try {
+    const text = sqliteText(tableFile(dir, 1), 'missing', SCHEMA, 'ndjson');
+    await assert.rejects(
+      async () => {
+        for await (const _ of text);
+      },
+      { code: 'SQLITE_ERROR', message: /no such table: missing/ },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
