@@ -123,9 +123,14 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
       await admin.end();
     }
   }
+  const size = options.maxConnections ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.maxConnections ?? 10,
+    max: size,
+    // Connections once opened stay open (idle ones are not closed after 10 s, pg-pool's default):
+    // a burst after a quiet moment would otherwise open them again under load, each new backend
+    // starting with cold catalog caches (docs/benchmarks.md, "What the API's changes bought").
+    min: size,
     ...(schema !== null ? { options: `-c search_path="${schema}"` } : {}),
     types: {
       // Counts and ids fit in a double; record values that may not are read as text by the record store.
