@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { onDatabase, POSTGRES_URL } from '../support/databases.js';
-import { LinesFromCopyText } from '../../src/storage/records/text-postgres.js';
+import { copyRows, LinesFromCopyText } from '../../src/storage/records/text-postgres.js';
 import { sqliteText } from '../../src/storage/records/text-sqlite.js';
 
 /** Doubles of every magnitude and notation, and random bit patterns (finite ones). */
@@ -57,6 +57,32 @@ await onDatabase('postgres', 'text export: float8 as JavaScript writes it', () =
     assert.deepEqual(wrong.slice(0, 5), []);
     assert.equal(csv.length, values.length + 1);
     assert.equal(json.length, values.length + 1);
+  });
+});
+
+await onDatabase('postgres', 'text export: rows of a query through COPY', () => {
+  let pool: pg.Pool;
+  before(() => {
+    pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+  });
+  after(() => pool.end());
+
+  void it('makes every row, lines and characters cut across chunks, escapes undone, nulls as null', async () => {
+    // ~6 MB of text in many chunks; a 2- and a 4-byte character repeated, so cuts fall inside them.
+    const rows = await copyRows(
+      pool,
+      `select i, repeat('ü🙂', 200 + i % 7) || E'\\t\\n', case when i % 3 = 0 then null else 'x' end
+         from generate_series(1, 2000) i order by i`,
+      (fields) => fields,
+    );
+    assert.equal(rows.length, 2000);
+    const wrong = rows.filter(
+      ([i, s, x], n) =>
+        i !== String(n + 1) ||
+        s !== `${'ü🙂'.repeat(200 + ((n + 1) % 7))}\t\n` ||
+        x !== ((n + 1) % 3 === 0 ? null : 'x'),
+    );
+    assert.deepEqual(wrong.slice(0, 2), []);
   });
 });
 

@@ -213,24 +213,23 @@ export class ChangeLog {
         )} and l.${sql.ref(BATCH_COLUMN)} in (${laterIds}))`,
       );
     }
-    const rows = await this.rows(sql`
-      select ${sql.join(selected.map((s, i) => sql`${s} as ${sql.ref(`c${i}`)}`))}
-        from ${log} as c ${join}
-       where ${sql.join(where, sql` and `)}
-       order by ${sql.join(key.map((k) => keyRef('c', k)))}
-       limit ${value(q.limit)}`);
     const n = key.length;
     const keyJson = this.jsonRenderer(keySchema);
     const recordJson = this.jsonRenderer(q.schema);
     const position = this.positionOf(keySchema);
-    return rows.map((row) => {
-      const keyValues = row.slice(0, n);
-      return {
-        position: position(keyValues),
-        key: keyJson(keyValues),
-        record: Number(row[n]) === 1 ? recordJson(row.slice(n + 1)) : null,
-      };
-    });
+    return this.rows(
+      sql`
+      select ${sql.join(selected.map((s, i) => sql`${s} as ${sql.ref(`c${i}`)}`))}
+        from ${log} as c ${join}
+       where ${sql.join(where, sql` and `)}
+       order by ${sql.join(key.map((k) => keyRef('c', k)))}
+       limit ${value(q.limit)}`,
+      (row) => ({
+        position: position(row.slice(0, n)),
+        key: keyJson(row),
+        record: Number(row[n]) === 1 ? recordJson(row, n + 1) : null,
+      }),
+    );
   }
 
   /** Deletes the keys of `batches` (pruned history, or a load that did not commit). */
@@ -291,38 +290,41 @@ export class ChangeLog {
   }
 
   /**
-   * The rows of a query as arrays of its columns' values. On PostgreSQL, each value as the server
-   * prints it, read through COPY as exports read tables: the JSON is rendered from that text, with
-   * none of the driver's work per value first (a page of 10,000 changes spent most of its time
-   * there).
+   * The rows of a query, each made by `row` from its columns' values. On PostgreSQL, each value as
+   * the server prints it, read through COPY as exports read tables: the JSON is rendered from that
+   * text as each line arrives, with none of the driver's work per value first (a page of 10,000
+   * changes spent most of its time there).
    */
-  private async rows(query: RawBuilder<Record<string, unknown>>): Promise<unknown[][]> {
+  private async rows<T>(
+    query: RawBuilder<Record<string, unknown>>,
+    row: (values: readonly unknown[]) => T,
+  ): Promise<T[]> {
     switch (this.at.kind) {
       case 'sqlite': {
         const { rows } = await query.execute(this.db);
-        return rows.map((r) => Object.values(r));
+        return rows.map((r) => row(Object.values(r)));
       }
       case 'postgres': {
         const { sql: text, parameters } = query.compile(this.db);
         if (parameters.length > 0) throw new Error('a query read through COPY cannot take parameters');
-        return copyRows(this.at.pool, text, PAGE_BY_KEYS);
+        return copyRows(this.at.pool, text, row, PAGE_BY_KEYS);
       }
     }
   }
 
   /** The JSON object of a table's columns from their values as `rows` reads them. */
-  private jsonRenderer(schema: TableSchema): (values: readonly unknown[]) => string {
+  private jsonRenderer(schema: TableSchema): (values: readonly unknown[], from?: number) => string {
     switch (this.engine) {
       case 'sqlite':
         return jsonObjectRenderer(
           schema,
           schema.columns.map((c) => SQLITE_JSON[c.kind]),
-        ) as (values: readonly unknown[]) => string;
+        ) as (values: readonly unknown[], from?: number) => string;
       case 'postgres':
         return jsonObjectRenderer(
           schema,
           schema.columns.map((c) => POSTGRES_JSON[c.kind]),
-        ) as (values: readonly unknown[]) => string;
+        ) as (values: readonly unknown[], from?: number) => string;
     }
   }
 

@@ -80,16 +80,19 @@ async function* copyOut(pool: pg.Pool, sql: string, lines: LinesFromCopyText): A
 }
 
 /**
- * The rows of a query (its values written in, no parameters) read whole through COPY's text: each
- * row's fields as PostgreSQL prints them, null for SQL null. Nothing is parsed into numbers or
- * objects on the way; for results of a page's size, not for whole tables (copyOut streams those).
+ * The rows of a query (its values written in, no parameters) read whole through COPY's text, each
+ * made into what `row` returns from its fields as PostgreSQL prints them (null for SQL null) as
+ * soon as its line arrives: only what `row` keeps outlives the chunk it came in. Nothing is parsed
+ * into numbers or objects on the way; for results of a page's size, not for whole tables (copyOut
+ * streams those).
  */
-export async function copyRows(
+export async function copyRows<T>(
   pool: pg.Pool,
   query: string,
+  row: (fields: readonly (string | null)[]) => T,
   /** Planner settings for this query alone (`set local`), e.g. `enable_hashjoin: 'off'`. */
   planner: Record<string, 'on' | 'off'> = {},
-): Promise<(string | null)[][]> {
+): Promise<T[]> {
   const client = await pool.connect();
   let finished = false;
   try {
@@ -99,16 +102,25 @@ export async function copyRows(
     await client.query(`begin read only;
       set local standard_conforming_strings = on;
       set local extra_float_digits = 1; set local client_encoding = 'UTF8'; ${plan.join(' ')}`);
-    const chunks: Buffer[] = [];
+    const rows: T[] = [];
+    const toRow = (line: string) => {
+      if (line !== '') rows.push(row(line.split('\t').map((f) => (f === NULL ? null : copyTextField(f)))));
+    };
+    // A line cut across chunks waits for the next (LF never occurs inside a UTF-8 character).
+    let rest: Buffer = Buffer.alloc(0);
     for await (const chunk of client.query(copyTo(`copy (${query}) to stdout`)) as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
+      const end = chunk.lastIndexOf(LF) + 1;
+      if (end === 0) {
+        rest = Buffer.concat([rest, chunk]);
+        continue;
+      }
+      const whole = rest.length > 0 ? Buffer.concat([rest, chunk.subarray(0, end)]) : chunk.subarray(0, end);
+      for (const line of whole.toString('utf8').split('\n')) toRow(line);
+      rest = chunk.subarray(end);
     }
+    toRow(rest.toString('utf8'));
     await client.query('commit');
     finished = true;
-    const rows: (string | null)[][] = [];
-    for (const line of Buffer.concat(chunks).toString('utf8').split('\n')) {
-      if (line !== '') rows.push(line.split('\t').map((f) => (f === NULL ? null : copyTextField(f))));
-    }
     return rows;
   } finally {
     client.release(finished ? undefined : new Error('copy stopped'));

@@ -18,19 +18,19 @@ export function jsonKeys(schema: TableSchema): string[] {
   return schema.columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
 }
 
-/** Renders a row's values as the JSON object of `schema`'s columns (as a JSON line holds it, without
- * the line feed), each non-null value by its column's renderer. */
+/** Renders a row's values (from index `from` on) as the JSON object of `schema`'s columns (as a
+ * JSON line holds it, without the line feed), each non-null value by its column's renderer. */
 export function jsonObjectRenderer<V>(
   schema: TableSchema,
   render: readonly ((v: V) => string)[],
-): (values: readonly (V | null)[]) => string {
+): (values: readonly (V | null)[], from?: number) => string {
   const keys = jsonKeys(schema);
   const n = keys.length;
-  return (values) => {
+  return (values, from = 0) => {
     if (n === 0) return '{}';
     let out = '';
     for (let i = 0; i < n; i++) {
-      const v = values[i] ?? null;
+      const v = values[from + i] ?? null;
       out += keys[i] as string;
       out += v === null ? 'null' : (render[i] as (v: V) => string)(v);
     }
