@@ -772,6 +772,52 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
     await store.dropTable(log);
   });
 
+  void it('diffs a replace whose rows stayed in place or moved: only changed and new keys are changes', async () => {
+    const log = changesTableName(DATASET);
+    const before = await load(store, KEYED, [
+      [1, 'one', true, 1],
+      [2, 'two', null, 2],
+      [3, 'three', false, 3],
+      [4, null, true, 4],
+      [5, 'five', true, 5],
+    ]);
+    // 1 and 2 swapped (moved, unchanged), 3 edited in place, 4 in place with its null, 5 moved and
+    // edited, 6 new.
+    const replaced = await load(store, KEYED, [
+      [2, 'two', null, 2],
+      [1, 'one', true, 1],
+      [3, 'THREE', false, 3],
+      [4, null, true, 4],
+      [6, 'six', true, 6],
+      [5, 'FIVE', true, 5],
+    ]);
+    const changed = await store.captureChanges({
+      changesTable: log,
+      schema: KEYED,
+      rows: 6,
+      batch: 1,
+      table: replaced.table,
+      previous: before.table,
+      changed: 'all',
+      removed: true,
+    });
+    const rows = await store.readChanges({
+      changesTable: log,
+      batch: 1,
+      later: [],
+      current: replaced.table,
+      schema: KEYED,
+      after: null,
+      limit: 100,
+    });
+    assert.deepEqual(
+      rows.map((r) => r.key),
+      ['{"id":3}', '{"id":5}', '{"id":6}'],
+    );
+    assert.equal(changed, 3);
+    await store.dropTable(log);
+  });
+
   void it('reads changes of a key of every kind page by page, records and keys as JSON.stringify writes them', async () => {
     const log = changesTableName(DATASET);
     const mixed: TableSchema = {
