@@ -914,4 +914,32 @@ await onDatabase('sqlite', 'record store, a key thread that fails', (target) => 
     await writer.abort();
     assert.deepEqual(await store.listTables(DATASET), []);
   });
+
+  void it("probes an upsert's rows on the thread, the event loop turning meanwhile", async () => {
+    const rows = (name: string) => Array.from({ length: 2000 }, (_, i): CellValue[] => [i, name, true, i]);
+    const before = await load(store, KEYED, rows('a'));
+    const upserted = await load(store, KEYED, rows('b'), 1000, before.table);
+    // Counts the event loop's turns while the capture runs: a statement on this thread's
+    // connection would run in one turn, whatever its length.
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const changed = await store.captureChanges({
+      changesTable: changesTableName(DATASET),
+      batch: 1,
+      schema: KEYED,
+      table: upserted.table,
+      previous: before.table,
+      changed: 'writtenAfterCopy',
+      removed: false,
+      rows: 2000,
+    });
+    counting = false;
+    assert.equal(changed, 2000);
+    assert.ok(turns > 100, `${turns} turns of the event loop`);
+  });
 });

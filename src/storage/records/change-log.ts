@@ -115,6 +115,7 @@ export class ChangeLog {
           `${into} select ${c.batch}, ${keyOfRow('n')} from ${table} n`,
           unchanged,
           c.previous,
+          c.rows,
         );
       }
     }
@@ -159,16 +160,25 @@ export class ChangeLog {
   }
 
   /** The rows written after the copy of `previous` (numbered after its last row) that `unchanged`
-   * does not hold, inserted by `insert`: each probes the previous table's key. */
-  private async writtenAfterCopy(insert: string, unchanged: string, previous: string): Promise<number> {
+   * does not hold, inserted by `insert`: each probes the previous table's key (on SQLite, on a
+   * thread for tables of `rows` rows or more, as scans: an upsert of every record of a large
+   * dataset probes as many keys). */
+  private async writtenAfterCopy(
+    insert: string,
+    unchanged: string,
+    previous: string,
+    tableRows: number,
+  ): Promise<number> {
     const row = quoteId(ROW_COLUMN);
-    const { rows } = await sql<{ m: number | string | null }>`
+    const last = await sql<{ m: number | string | null }>`
       select max(${sql.ref(ROW_COLUMN)}) as m from ${sql.table(previous)}`.execute(this.db);
-    const lastRow = Number(rows[0]?.m ?? 0);
+    const lastRow = Number(last.rows[0]?.m ?? 0);
     const statement = `${insert} where n.${row} > ${lastRow} and not ${unchanged}`;
     // SQLite: the rowid range, then a probe of the key index per written row. PostgreSQL: the
     // same, which it would not choose on its own (below).
-    return this.engine === 'sqlite' ? this.run(statement) : this.runAlongKeys('probe', statement);
+    return this.engine === 'sqlite'
+      ? this.scan([statement], tableRows)
+      : this.runAlongKeys('probe', statement);
   }
 
   /**
