@@ -131,6 +131,9 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     // a burst after a quiet moment would otherwise open them again under load, each new backend
     // starting with cold catalog caches (docs/benchmarks.md, "What the API's changes bought").
     min: size,
+    // Idle connections do not keep the process alive: a command ends once its work has, as when
+    // idle ones were closed.
+    allowExitOnIdle: true,
     ...(schema !== null ? { options: `-c search_path="${schema}"` } : {}),
     types: {
       // Counts and ids fit in a double; record values that may not are read as text by the record store.
