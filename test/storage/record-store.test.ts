@@ -23,6 +23,7 @@ import {
   type DatabaseTarget,
   type IsolatedDatabase,
 } from '../support/databases.js';
+import { countEventLoopTurns } from '../support/event-loop.js';
 
 const DATASET = '0a1b2c3d-0000-4000-8000-000000000001';
 const OTHER_DATASET = '0a1b2c3d-0000-4000-8000-000000000002';
@@ -919,15 +920,9 @@ await onDatabase('sqlite', 'record store, a key thread that fails', (target) => 
     const rows = (name: string) => Array.from({ length: 2000 }, (_, i): CellValue[] => [i, name, true, i]);
     const before = await load(store, KEYED, rows('a'));
     const upserted = await load(store, KEYED, rows('b'), 1000, before.table);
-    // Counts the event loop's turns while the capture runs: a statement on this thread's
-    // connection would run in one turn, whatever its length.
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
+    // The turns while the capture runs: a statement on this thread's connection would run in one
+    // turn, whatever its length.
+    const turns = countEventLoopTurns();
     const changed = await store.captureChanges({
       changesTable: changesTableName(DATASET),
       batch: 1,
@@ -938,8 +933,8 @@ await onDatabase('sqlite', 'record store, a key thread that fails', (target) => 
       removed: false,
       rows: 2000,
     });
-    counting = false;
+    const counted = turns.stop();
     assert.equal(changed, 2000);
-    assert.ok(turns > 100, `${turns} turns of the event loop`);
+    assert.ok(counted > 100, `${counted} turns of the event loop`);
   });
 });

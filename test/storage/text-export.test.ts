@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { onDatabase, POSTGRES_URL } from '../support/databases.js';
+import { countEventLoopTurns } from '../support/event-loop.js';
 import { copyRows, LinesFromCopyText } from '../../src/storage/records/text-postgres.js';
 import { sqliteText } from '../../src/storage/records/text-sqlite.js';
 
@@ -131,34 +132,21 @@ void it('COPY text as CSV: quoted where RFC 4180 needs it, null an empty field, 
 
 void it("SQLite's text gives the event loop a turn between pieces, however fast the reader takes them", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
-  const file = join(dir, 'records.db');
-  const db = new BetterSqlite3(file);
-  db.exec('create table t (id integer primary key, s text, ok integer, x real)');
-  const insert = db.prepare('insert into t values (?, ?, ?, ?)');
-  db.transaction(() => {
-    for (let i = 1; i <= 20_000; i++) insert.run(i, `row ${i} ${'·'.repeat(20)}`, i % 2, i / 7);
-  })();
-  db.close();
   try {
-    // Counts the event loop's turns while the text is read as fast as it comes.
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
+    const file = tableFile(dir, 20_000);
+    // The turns while the text is read as fast as it comes.
+    const turns = countEventLoopTurns();
     let pieces = 0;
     let lines = 0;
     for await (const chunk of sqliteText(file, 't', SCHEMA, 'ndjson') as AsyncIterable<Buffer>) {
       pieces++;
       lines += chunk.toString().split('\n').length - 1;
     }
-    counting = false;
+    const counted = turns.stop();
     assert.equal(lines, 20_000);
     assert.ok(pieces > 10, `${pieces} pieces`);
     // A turn at least between every two pieces: other requests and timers are not held until the end.
-    assert.ok(turns >= pieces - 1, `${turns} turns of the event loop for ${pieces} pieces`);
+    assert.ok(counted >= pieces - 1, `${counted} turns of the event loop for ${pieces} pieces`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
