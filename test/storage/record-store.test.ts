@@ -728,6 +728,7 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
       store.readChanges({
         changesTable: log,
         batch,
+        keysIn: 'log',
         later,
         current: deleted.table,
         schema: KEYED,
@@ -773,6 +774,94 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
     await store.dropTable(log);
   });
 
+  void it("reads a first load's batch from the records table: every key no later batch changed", async () => {
+    const log = changesTableName(DATASET);
+    const first = await load(store, KEYED, [
+      [3, 'three', true, 3],
+      [1, 'one', true, 1],
+      [5, 'five', false, 5],
+      [2, 'two', null, 2],
+      [4, 'four', true, 4],
+    ]);
+    const capture = { changesTable: log, schema: KEYED, rows: 6 };
+    // The first load's capture writes no key; it makes the log.
+    assert.equal(
+      await store.captureChanges({
+        ...capture,
+        batch: 1,
+        table: first.table,
+        previous: null,
+        changed: 'none',
+        removed: false,
+      }),
+      0,
+    );
+    // Then an upsert (2 edited, 6 new) and a delete of 5.
+    const upserted = await load(
+      store,
+      KEYED,
+      [
+        [2, 'TWO', null, 2],
+        [6, 'six', true, 6],
+      ],
+      1000,
+      first.table,
+    );
+    await store.captureChanges({
+      ...capture,
+      batch: 2,
+      table: upserted.table,
+      previous: first.table,
+      changed: 'writtenAfterCopy',
+      removed: false,
+    });
+    const deleted = await deleteKeys(store, KEYED, [[5]], upserted.table);
+    await store.captureChanges({
+      ...capture,
+      batch: 3,
+      table: deleted.table,
+      previous: upserted.table,
+      changed: 'none',
+      removed: true,
+    });
+
+    const read = (later: number[], after: KeysetPosition | null = null, limit = 100) =>
+      store.readChanges({
+        changesTable: log,
+        batch: 1,
+        keysIn: 'records',
+        later,
+        current: deleted.table,
+        schema: KEYED,
+        after,
+        limit,
+      });
+    const shown = (rows: Awaited<ReturnType<typeof read>>) =>
+      rows.map((r) => [
+        (JSON.parse(r.key) as { id: number }).id,
+        r.record === null ? 'deleted' : (JSON.parse(r.record) as { name: string }).name,
+      ]);
+    // 2 and 6 are batch 2's, 5 batch 3's: the first load's batch keeps 1, 3 and 4, in key order.
+    assert.deepEqual(shown(await read([2, 3])), [
+      [1, 'one'],
+      [3, 'three'],
+      [4, 'four'],
+    ]);
+    const page = await read([2, 3], null, 2);
+    assert.deepEqual(shown(page), [
+      [1, 'one'],
+      [3, 'three'],
+    ]);
+    assert.deepEqual(shown(await read([2, 3], page.at(-1)?.position ?? null, 2)), [[4, 'four']]);
+    // Read as the last batch (no later one): every record of the table.
+    assert.deepEqual(
+      shown(await read([])).map(([id]) => id),
+      [1, 2, 3, 4, 6],
+    );
+    assert.equal((await read([]))[0]?.record, '{"id":1,"name":"one","ok":true,"score":1}');
+    await store.dropTable(log);
+  });
+
   void it('diffs a replace whose rows stayed in place or moved: only changed and new keys are changes', async () => {
     const log = changesTableName(DATASET);
     const before = await load(store, KEYED, [
@@ -805,6 +894,7 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
     const rows = await store.readChanges({
       changesTable: log,
       batch: 1,
+      keysIn: 'log',
       later: [],
       current: replaced.table,
       schema: KEYED,
@@ -852,24 +942,30 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
       5,
     );
     // One change a page, each next position passed through JSON as a cursor carries it.
-    const read: { key: unknown; record: unknown }[] = [];
-    let after: KeysetPosition | null = null;
-    for (;;) {
-      const page = await store.readChanges({
-        changesTable: log,
-        batch: 1,
-        later: [],
-        current: created.table,
-        schema: mixed,
-        after,
-        limit: 1,
-      });
-      if (page.length === 0) break;
-      const [row] = page;
-      assert.ok(row !== undefined && row.record !== null);
-      read.push({ key: row.key, record: row.record });
-      after = JSON.parse(JSON.stringify(row.position)) as KeysetPosition;
-    }
+    const readAll = async (keysIn: 'log' | 'records') => {
+      const read: { key: unknown; record: unknown }[] = [];
+      let after: KeysetPosition | null = null;
+      for (;;) {
+        const page = await store.readChanges({
+          changesTable: log,
+          batch: 1,
+          keysIn,
+          later: [],
+          current: created.table,
+          schema: mixed,
+          after,
+          limit: 1,
+        });
+        if (page.length === 0) return read;
+        const [row] = page;
+        assert.ok(row !== undefined && row.record !== null);
+        read.push({ key: row.key, record: row.record });
+        after = JSON.parse(JSON.stringify(row.position)) as KeysetPosition;
+      }
+    };
+    const read = await readAll('log');
+    // A first load's batch, read from the records table, pages the same keys the same way.
+    assert.deepEqual(await readAll('records'), read);
     // As JSON.stringify writes the same records (int64 digit for digit), in key order.
     const json = (v: CellValue) => (typeof v === 'bigint' ? v.toString() : JSON.stringify(v));
     const object = (names: string[], values: CellValue[]) =>

@@ -27,7 +27,9 @@ export interface StagedLoad {
 /**
  * Opens a batch and writes the load's changed keys under it; returns the batch (published by the
  * commit) or null for a dataset without a primary key, which keeps no change log. A failure
- * discards the batch.
+ * discards the batch. A dataset's first load changes every record it loads: its batch
+ * (`firstLoad`) names them by the records table itself, and no key is written (a million keys
+ * written into the log's two indexes cost more than the load).
  */
 export async function captureLoadChanges(
   db: Kysely<Tables>,
@@ -35,8 +37,11 @@ export async function captureLoadChanges(
   load: StagedLoad,
 ): Promise<number | null> {
   if (load.schema.primaryKey.length === 0) return null;
-  const batch = await openBatch(db, load.datasetId, 'records');
+  const keys = keysChangedBy(LOAD_MODE_POLICY[load.mode].existingRecords);
+  const firstLoad = load.previous === null && keys.changed !== 'none';
+  const batch = await openBatch(db, load.datasetId, firstLoad ? 'firstLoad' : 'records');
   try {
+    // A first load's capture writes nothing; it still makes the log, which later batches read.
     await records.captureChanges({
       changesTable: changesTableName(load.datasetId),
       batch,
@@ -44,7 +49,7 @@ export async function captureLoadChanges(
       table: load.table,
       previous: load.previous,
       rows: load.rows,
-      ...keysChangedBy(LOAD_MODE_POLICY[load.mode].existingRecords),
+      ...(firstLoad ? { changed: 'none', removed: false } : keys),
     });
     return batch;
   } catch (err) {

@@ -5,7 +5,12 @@
 // records table, read together with the dataset's row (docs/loading.md, "Following changes").
 import type { Kysely } from 'kysely';
 import type { ChangeBatchKind, Tables } from '../../storage/db/tables.js';
-import { changesTableName, type ChangeRow, type RecordStore } from '../../storage/records/index.js';
+import {
+  changesTableName,
+  type ChangeRead,
+  type ChangeRow,
+  type RecordStore,
+} from '../../storage/records/index.js';
 import { problem } from '../../errors.js';
 import type { SchemaChangeDetail } from '../datasets/change-schema.js';
 import { findVisibleDatasetWithSchema, type DatasetReader } from '../datasets/datasets.js';
@@ -93,6 +98,7 @@ export async function changesPageJson(
     const rows = await records.readChanges({
       changesTable: changesTableName(ds.id),
       batch: batch.id,
+      keysIn: keysOf(batch.kind),
       later: batches.slice(i + 1).map((b) => b.id),
       current: ds.records_table,
       schema: table,
@@ -149,9 +155,21 @@ function entryJson(entry: Entry): string {
 function eventOf(kind: ChangeBatchKind, detail: string | null): string | null {
   switch (kind) {
     case 'records':
+    case 'firstLoad':
       return null;
     case 'schemaChanged':
       return entryJson({ op: 'schemaChanged', detail: JSON.parse(detail ?? '{}') as SchemaChangeDetail });
+  }
+}
+
+/** Where a batch's keys are: written in the log, or every key of the records (capture.ts). */
+function keysOf(kind: ChangeBatchKind): ChangeRead['keysIn'] {
+  switch (kind) {
+    case 'records':
+    case 'schemaChanged':
+      return 'log';
+    case 'firstLoad':
+      return 'records';
   }
 }
 

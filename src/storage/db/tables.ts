@@ -239,8 +239,10 @@ export interface DatasetJobLogsTable {
 }
 
 /** A superseded records table, dropped a little after its replacement (readers may still page it). */
-/** What a change batch holds: records' keys, or a schema change (with the keys it rewrote). */
-export const CHANGE_BATCH_KINDS = ['records', 'schemaChanged'] as const;
+/** What a change batch holds: records' keys, a schema change (with the keys it rewrote), or a
+ * dataset's first load, whose changes are every record it loaded: its keys are not written to the
+ * log but read from the records table (those no later batch changed). */
+export const CHANGE_BATCH_KINDS = ['records', 'schemaChanged', 'firstLoad'] as const;
 export type ChangeBatchKind = (typeof CHANGE_BATCH_KINDS)[number];
 
 /** A batch of a dataset's change log: visible once `seq` (the generation its commit made) is set. */

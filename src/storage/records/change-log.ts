@@ -203,7 +203,9 @@ export class ChangeLog {
 
   /**
    * The keys of one batch after `after`, in key order, that no batch of `later` changed again,
-   * each with the record the current table holds for it (null: deleted), rendered as JSON.
+   * each with the record the current table holds for it (null: deleted), rendered as JSON. A
+   * first load's batch (`keysIn: 'records'`) has every key of the current table that no later
+   * batch changed: a key there that was not in the first load came with a later batch.
    */
   async read(q: ChangeRead): Promise<ChangeRow[]> {
     const key = keyOf(q.schema);
@@ -217,23 +219,35 @@ export class ChangeLog {
     };
     const log = sql.table(q.changesTable);
     const keyRef = (alias: string, k: string) => sql.ref(`${alias}.${k}`);
+    // The keys come from the log (`c`), each record from the current table (`r`) if it holds it;
+    // or, for a first load's batch, keys and records from the current table alone (`c`).
+    const fromRecords = q.keysIn === 'records';
+    if (fromRecords && q.current === null) throw new Error("a first load's batch without its records table");
+    const recordRef = fromRecords ? 'c' : 'r';
     const selected = [
       ...keySchema.columns.map((col) => this.select(keyRef('c', col.name), col.kind)),
-      q.current === null ? sql`0` : sql`case when ${keyRef('r', key[0] ?? '')} is null then 0 else 1 end`,
+      q.current === null
+        ? sql`0`
+        : fromRecords
+          ? sql`1`
+          : sql`case when ${keyRef('r', key[0] ?? '')} is null then 0 else 1 end`,
       ...(q.current === null
         ? []
-        : q.schema.columns.map((col) => this.select(keyRef('r', col.name), col.kind))),
+        : q.schema.columns.map((col) => this.select(keyRef(recordRef, col.name), col.kind))),
     ];
-    const join =
-      q.current === null
-        ? sql``
-        : sql`left join ${sql.table(q.current)} as r on ${sql.join(
+    const source = fromRecords
+      ? sql`${sql.table(q.current ?? '')} as c`
+      : q.current === null
+        ? sql`${log} as c`
+        : sql`${log} as c left join ${sql.table(q.current)} as r on ${sql.join(
             key.map((k) => sql`${keyRef('r', k)} = ${keyRef('c', k)}`),
             sql` and `,
           )}`;
     // PostgreSQL reads through COPY, which takes no parameters: values are written in as literals.
     const value = (v: string | number | boolean) => (this.engine === 'postgres' ? sql.lit(v) : sql`${v}`);
-    const where: RawBuilder<unknown>[] = [sql`c.${sql.ref(BATCH_COLUMN)} = ${value(q.batch)}`];
+    const where: RawBuilder<unknown>[] = fromRecords
+      ? []
+      : [sql`c.${sql.ref(BATCH_COLUMN)} = ${value(q.batch)}`];
     if (q.after !== null) {
       where.push(sql`(${sql.join(key.map((k) => keyRef('c', k)))}) > (${sql.join(q.after.map(value))})`);
     }
@@ -253,8 +267,8 @@ export class ChangeLog {
     return this.rows(
       sql`
       select ${sql.join(selected.map((s, i) => sql`${s} as ${sql.ref(`c${i}`)}`))}
-        from ${log} as c ${join}
-       where ${sql.join(where, sql` and `)}
+        from ${source}
+       where ${where.length > 0 ? sql.join(where, sql` and `) : sql`true`}
        order by ${sql.join(key.map((k) => keyRef('c', k)))}
        limit ${value(q.limit)}`,
       (row) => ({

@@ -180,6 +180,9 @@ export interface ChangeCapture {
 export interface ChangeRead {
   changesTable: string;
   batch: number;
+  /** Where the batch's keys are: in the log under `batch`, or (a dataset's first load) every key
+   * of the current records, as a first load changed every record there that no later batch did. */
+  keysIn: 'log' | 'records';
   later: number[];
   /** The dataset's current records table and its schema (the key's columns are the log's). */
   current: string | null;
