@@ -87,8 +87,6 @@ async function runLoadBench(ctx: BenchContext): Promise<Section[]> {
     const dx = await startDx(ctx, engine);
     try {
       const r: EngineRuns = { engine, orders: { random: newRuns(), ascending: newRuns() } };
-      // One dataset per engine, replaced by every load of ours.
-      const datasetId = await createDataset(dx, 'load');
       for (let i = 1; i <= ctx.runs; i++) {
         // The order of the orders alternates run by run, so neither always follows the other.
         const orders = i % 2 === 1 ? KEY_ORDERS : [...KEY_ORDERS].reverse();
@@ -96,7 +94,7 @@ async function runLoadBench(ctx: BenchContext): Promise<Section[]> {
           const o = r.orders[order];
           o.baseline.push(await baseline(ctx, dx, files[order].csv));
           for (const format of FORMATS) {
-            o[format].push(await measuredLoad(dx, datasetId, files[order][format], format, LOAD_ROWS));
+            o[format].push(await measuredLoad(dx, files[order][format], format, LOAD_ROWS));
           }
           ctx.log(
             `  ${engine} run ${i}, ${KEY_ORDER_NAMES[order]}: baseline ${o.baseline.at(-1)?.seconds.toFixed(2)} s, ` +
@@ -112,17 +110,18 @@ async function runLoadBench(ctx: BenchContext): Promise<Section[]> {
   return [loadSection(ctx, results), bigSection(await bigLoads(ctx))];
 }
 
-/** One load of ours with the service's CPU (and its backends') and peak RSS meanwhile. */
-async function measuredLoad(
-  dx: Dx,
-  datasetId: string,
-  file: string,
-  format: FileFormat,
-  rows: number,
-): Promise<Measured> {
+/**
+ * One load of ours into a new dataset, as the baselines load into a new table, with the service's
+ * CPU (and its backends') and peak RSS meanwhile; the dataset is deleted afterwards, untimed. (A
+ * replace of a dataset's records also diffs them for the change feed: the changes part measures
+ * that against the feed off.)
+ */
+async function measuredLoad(dx: Dx, file: string, format: FileFormat, rows: number): Promise<Measured> {
+  const datasetId = await createDataset(dx, 'load');
   const [[times, cpu], peakRssMb] = await peakRssWhile(dx.pid, () =>
     cpuWhile([dx.pid], dx.env.pg, () => loadFile(dx, datasetId, file, format, rows)),
   );
+  await dx.text('DELETE', `/datasets/${datasetId}`);
   return { seconds: times.seconds, uploadSeconds: times.uploadSeconds, cpu, peakRssMb };
 }
 
@@ -232,7 +231,7 @@ function loadSection(ctx: BenchContext, results: readonly EngineRuns[]): Section
     title: `Record loads, ${LOAD_ROWS.toLocaleString('en')} rows × 8 columns`,
     blocks: [
       '`dx serve --role api,worker` in its own process on a fresh SQLite file or PostgreSQL schema. ' +
-        '"Ours": POST uploadUrl (mode=replace, one dataset per engine), PUT the file, poll the job every ' +
+        '"Ours": into a new dataset each time, as the baselines load into a new table (deleted afterwards, untimed): POST uploadUrl (mode=replace), PUT the file, poll the job every ' +
         '50 ms; timed from the uploadUrl call to Completed, which must report every row loaded. ' +
         'Each key order is its own file: "random keys" holds the keys 1..N shuffled with a fixed seed ' +
         '(the same file in every run), "ascending keys" the same records sorted. ' +
@@ -292,9 +291,8 @@ async function bigLoads(ctx: BenchContext): Promise<BigLoad[]> {
     for (const engine of ENGINES) {
       const dx = await startDx(ctx, engine);
       try {
-        const datasetId = await createDataset(dx, 'big');
         const rssBeforeMb = rssMb(dx.pid);
-        const m = await measuredLoad(dx, datasetId, file, 'csv', BIG_ROWS);
+        const m = await measuredLoad(dx, file, 'csv', BIG_ROWS);
         out.push({ engine, seconds: m.seconds, cpu: m.cpu, rssBeforeMb, peakRssMb: m.peakRssMb });
         ctx.log(`  ${engine}: ${m.seconds.toFixed(1)} s, peak RSS ${m.peakRssMb.toFixed(0)} MiB`);
       } finally {

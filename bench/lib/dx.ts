@@ -179,13 +179,16 @@ export async function spawnDx(
 export interface DxClient {
   url: string;
   /** An API call (path under /api/v1); the answer's text, or throws on non-2xx. */
-  text(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, bearer?: string): Promise<string>;
-  call<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, bearer?: string): Promise<T>;
+  text(method: HttpMethod, path: string, body?: unknown, bearer?: string): Promise<string>;
+  call<T>(method: HttpMethod, path: string, body?: unknown, bearer?: string): Promise<T>;
 }
+
+/** The methods the bench calls the API with. */
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** A client of the API at `url` (a process's URL) calling with `token` unless told otherwise. */
 export function dxClient(url: string, token: string): DxClient {
-  const text = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, bearer = token) => {
+  const text = async (method: HttpMethod, path: string, body?: unknown, bearer = token) => {
     const res = await request(`${url}/api/v1${path}`, {
       method,
       headers: {
@@ -201,7 +204,7 @@ export function dxClient(url: string, token: string): DxClient {
   return {
     url,
     text,
-    call: async <T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, bearer?: string) =>
+    call: async <T>(method: HttpMethod, path: string, body?: unknown, bearer?: string) =>
       JSON.parse(await text(method, path, body, bearer)) as T,
   };
 }
