@@ -359,18 +359,20 @@ export class ChangeLog {
     }
   }
 
-  /** The JSON object of a table's columns from their values as `rows` reads them. */
+  /** The JSON object of a table's columns from their values as `rows` reads them, kept for a page. */
   private jsonRenderer(schema: TableSchema): (values: readonly unknown[], from?: number) => string {
     switch (this.engine) {
       case 'sqlite':
         return jsonObjectRenderer(
           schema,
           schema.columns.map((c) => SQLITE_JSON[c.kind]),
+          'kept',
         ) as (values: readonly unknown[], from?: number) => string;
       case 'postgres':
         return jsonObjectRenderer(
           schema,
           schema.columns.map((c) => POSTGRES_JSON[c.kind]),
+          'kept',
         ) as (values: readonly unknown[], from?: number) => string;
     }
   }
