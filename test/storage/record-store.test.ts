@@ -8,6 +8,7 @@ import {
   changesTableName,
   stagingTableName,
   type CellValue,
+  type ChangeRow,
   type KeysetPosition,
   type PageQuery,
   type ReadValue,
@@ -63,6 +64,14 @@ async function load(
   );
   for (let i = 0; i < rows.length; i += slice) await writer.write(rows.slice(i, i + slice));
   return { table, result: await writer.finish() };
+}
+
+/** Changes of the KEYED schema as [key, the current record's name, or 'deleted']. */
+function shown(rows: ChangeRow[]): (number | string | null)[][] {
+  return rows.map((r) => [
+    (JSON.parse(r.key) as { id: number }).id,
+    r.record === null ? 'deleted' : (JSON.parse(r.record) as { name: string | null }).name,
+  ]);
 }
 
 /** Writes primary-key values (`writes: 'keysToDelete'`) after a copy of `copyFrom`, in slices of
@@ -735,12 +744,6 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
         after,
         limit,
       });
-    // Each key as its JSON object, and the current record's name (or that it was deleted).
-    const shown = (rows: Awaited<ReturnType<typeof read>>) =>
-      rows.map((r) => [
-        (JSON.parse(r.key) as { id: number }).id,
-        r.record === null ? 'deleted' : (JSON.parse(r.record) as { name: string }).name,
-      ]);
     // Batch 1 without later batches: each of its keys, as the current table holds it now.
     assert.deepEqual(shown(await read(1, [])), [
       [2, 'new'],
@@ -836,11 +839,6 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
         after,
         limit,
       });
-    const shown = (rows: Awaited<ReturnType<typeof read>>) =>
-      rows.map((r) => [
-        (JSON.parse(r.key) as { id: number }).id,
-        r.record === null ? 'deleted' : (JSON.parse(r.record) as { name: string }).name,
-      ]);
     // 2 and 6 are batch 2's, 5 batch 3's: the first load's batch keeps 1, 3 and 4, in key order.
     assert.deepEqual(shown(await read([2, 3])), [
       [1, 'one'],
