@@ -105,7 +105,7 @@ export async function copyRows<T>(
     const rows: T[] = [];
     const fields: (string | null)[] = [];
     // Each line of `text` (whole lines, LF-ended), its fields scanned in place: no array of lines
-    // or of fields per row, which a page of 10,000 changes spent most of its collections on.
+    // per chunk nor of fields per row, short-lived garbage that a page of 10,000 changes collected.
     const toRows = (text: string) => {
       let at = 0;
       while (at < text.length) {

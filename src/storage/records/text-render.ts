@@ -24,7 +24,7 @@ export function jsonKeys(schema: TableSchema): string[] {
  * `kept`: the texts outlive their rows (the feed holds a page of them while it reads), so each is
  * one flat string joined from its pieces; text built by `+=` is a tree of a node per piece, which
  * every collection of the young generation copies node by node while it lives (a page of 10,000
- * changes spent half its CPU collecting). An export writes each text at once: `+=` is faster there.
+ * changes spent a third of its CPU collecting). An export writes each text at once: `+=` is faster there.
  */
 export function jsonObjectRenderer<V>(
   schema: TableSchema,
