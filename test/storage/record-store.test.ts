@@ -66,6 +66,53 @@ async function load(
   return { table, result: await writer.finish() };
 }
 
+/** Where the change tests capture: the log, the KEYED schema and the rows the store plans by. */
+interface CaptureTarget {
+  changesTable: string;
+  schema: TableSchema;
+  rows: number;
+}
+
+/** An upsert of KEYED `rows` on top of `previous`, its changed keys captured under `batch`. */
+async function upsertCaptured(
+  store: RecordStore,
+  target: CaptureTarget,
+  batch: number,
+  previous: string,
+  rows: CellValue[][],
+): Promise<{ table: string; changes: number }> {
+  const { table } = await load(store, KEYED, rows, 1000, previous);
+  const changes = await store.captureChanges({
+    ...target,
+    batch,
+    table,
+    previous,
+    changed: 'writtenAfterCopy',
+    removed: false,
+  });
+  return { table, changes };
+}
+
+/** A delete of KEYED `keys` from `previous`, the keys it removed captured under `batch`. */
+async function deleteCaptured(
+  store: RecordStore,
+  target: CaptureTarget,
+  batch: number,
+  previous: string,
+  keys: CellValue[][],
+): Promise<{ table: string; changes: number }> {
+  const { table } = await deleteKeys(store, KEYED, keys, previous);
+  const changes = await store.captureChanges({
+    ...target,
+    batch,
+    table,
+    previous,
+    changed: 'none',
+    removed: true,
+  });
+  return { table, changes };
+}
+
 /** Changes of the KEYED schema as [key, the current record's name, or 'deleted']. */
 function shown(rows: ChangeRow[]): (number | string | null)[][] {
   return rows.map((r) => [
@@ -702,36 +749,14 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
     });
     assert.equal(diffed, 4);
     // An upsert on top: 2 sent again as it is (no change), 6 new.
-    const upserted = await load(
-      store,
-      KEYED,
-      [
-        [2, 'new', true, 2],
-        [6, 'six', false, 6],
-      ],
-      1000,
-      replaced.table,
-    );
-    const written = await store.captureChanges({
-      ...capture,
-      batch: 2,
-      table: upserted.table,
-      previous: replaced.table,
-      changed: 'writtenAfterCopy',
-      removed: false,
-    });
-    assert.equal(written, 1);
+    const upserted = await upsertCaptured(store, capture, 2, replaced.table, [
+      [2, 'new', true, 2],
+      [6, 'six', false, 6],
+    ]);
+    assert.equal(upserted.changes, 1);
     // A delete of 5 and of a key that never was.
-    const deleted = await deleteKeys(store, KEYED, [[5], [77]], upserted.table);
-    const removed = await store.captureChanges({
-      ...capture,
-      batch: 3,
-      table: deleted.table,
-      previous: upserted.table,
-      changed: 'none',
-      removed: true,
-    });
-    assert.equal(removed, 1);
+    const deleted = await deleteCaptured(store, capture, 3, upserted.table, [[5], [77]]);
+    assert.equal(deleted.changes, 1);
 
     const read = (batch: number, later: number[], after: KeysetPosition | null = null, limit = 100) =>
       store.readChanges({
@@ -800,33 +825,11 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
       0,
     );
     // Then an upsert (2 edited, 6 new) and a delete of 5.
-    const upserted = await load(
-      store,
-      KEYED,
-      [
-        [2, 'TWO', null, 2],
-        [6, 'six', true, 6],
-      ],
-      1000,
-      first.table,
-    );
-    await store.captureChanges({
-      ...capture,
-      batch: 2,
-      table: upserted.table,
-      previous: first.table,
-      changed: 'writtenAfterCopy',
-      removed: false,
-    });
-    const deleted = await deleteKeys(store, KEYED, [[5]], upserted.table);
-    await store.captureChanges({
-      ...capture,
-      batch: 3,
-      table: deleted.table,
-      previous: upserted.table,
-      changed: 'none',
-      removed: true,
-    });
+    const upserted = await upsertCaptured(store, capture, 2, first.table, [
+      [2, 'TWO', null, 2],
+      [6, 'six', true, 6],
+    ]);
+    const deleted = await deleteCaptured(store, capture, 3, upserted.table, [[5]]);
 
     const read = (later: number[], after: KeysetPosition | null = null, limit = 100) =>
       store.readChanges({
