@@ -4,7 +4,10 @@
 // but not their values (a signature, a page token); headers are never logged. A route with its own
 // logLevel (probes, scrapes: warn) writes none at the default level.
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { BatchedLines, jsonString } from '../lib/batched-lines.js';
+import type { Logger } from '../lib/logger.js';
 import { withoutQueryValues } from '../lib/redact.js';
+import { addTraceFields, type TraceFields } from '../lib/request-id.js';
 import { routeLabel } from './metrics.js';
 
 /** A length header as a number; null when absent (a chunked body) or not a number. */
@@ -27,9 +30,60 @@ export function accessLine(request: FastifyRequest, reply: FastifyReply) {
   };
 }
 
-/** Fastify's request lines, as one access line per request (through the request's logger, with
- * its `reqId` and level). */
+/** One access line's fields after the bindings of the request's logger (its id, its trace). */
+type AccessEntry = ReturnType<typeof accessLine> & TraceFields & { reqId: string };
+
+/**
+ * The API's access lines, formatted here as pino would write them through the request's logger
+ * (the role logger's bindings, then `reqId` and the trace fields) and batched (batched-lines.ts):
+ * pino's path cost about a tenth of a small request's CPU (docs/benchmarks.md).
+ */
+export class ApiAccessLines {
+  private readonly lines: BatchedLines<AccessEntry>;
+
+  /** `logger`: the role's logger, whose children the requests' loggers are (app.ts). */
+  constructor(logger: Logger) {
+    this.lines = new BatchedLines(logger, apiLine);
+  }
+
+  /** Whether `log` writes here: the role logger's destination is one lines go to directly. */
+  get formatsHere(): boolean {
+    return this.lines.formatsHere;
+  }
+
+  write(request: FastifyRequest, reply: FastifyReply): void {
+    const entry: AccessEntry = { reqId: request.id, ...accessLine(request, reply) };
+    addTraceFields(request.headers, entry);
+    this.lines.write(entry);
+  }
+
+  /** Writes the lines not yet written (when the API closes). */
+  flush(): Promise<void> {
+    return this.lines.flush();
+  }
+}
+
+/** An access line as pino writes `request.log.info(accessLine(…), 'api request')` after `head`. */
+function apiLine(e: AccessEntry, head: string): string {
+  const trace =
+    e.traceparent === undefined
+      ? ''
+      : `,"traceparent":${jsonString(e.traceparent)}${e.tracestate === undefined ? '' : `,"tracestate":${jsonString(e.tracestate)}`}`;
+  const from = e.remoteAddress === undefined ? '' : `"remoteAddress":${jsonString(e.remoteAddress)},`;
+  return (
+    `${head},"reqId":${jsonString(e.reqId)}${trace},"method":${jsonString(e.method)},"path":${jsonString(e.path)},` +
+    `"route":${jsonString(e.route)},"status":${e.status},"bytesIn":${e.bytesIn},"bytesOut":${e.bytesOut},` +
+    `"totalMs":${e.totalMs},${from}"msg":"api request"}\n`
+  );
+}
+
+/** Fastify's request lines, as one access line per request (with its `reqId` and level; through
+ * `lines` when given and it formats lines itself, else through the request's logger). */
 export class AccessLogController extends LogController {
+  constructor(private readonly lines: ApiAccessLines | null) {
+    super();
+  }
+
   override incomingRequest(): void {
     // The access line says it all once the answer is out.
   }
@@ -40,6 +94,8 @@ export class AccessLogController extends LogController {
     reply: FastifyReply,
   ): void {
     if (error) request.log.error({ ...accessLine(request, reply), err: error }, 'api request');
-    else request.log.info(accessLine(request, reply), 'api request');
+    else if (this.lines?.formatsHere !== true) request.log.info(accessLine(request, reply), 'api request');
+    // The request's logger is a child of the role's (app.ts), at the route's level.
+    else if ((request.log as Logger).isLevelEnabled('info')) this.lines.write(request, reply);
   }
 }

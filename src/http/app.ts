@@ -36,9 +36,9 @@ import { openApiDocument, openApiRoute } from './openapi.js';
 import { COMPONENTS } from './schemas/index.js';
 import { DOCUMENTED_AS } from './schemas/components.js';
 import { requestMetrics } from './metrics.js';
-import { AccessLogController } from './access-log.js';
+import { AccessLogController, ApiAccessLines } from './access-log.js';
 import { createLogger, roleLogger, type Logger } from '../lib/logger.js';
-import { isLoggableTracestate, isSafeRequestId, isValidTraceparent } from '../lib/request-id.js';
+import { addTraceFields, isSafeRequestId } from '../lib/request-id.js';
 import type { Config, TrustProxy } from '../config.js';
 import type { Services } from '../domain/services.js';
 
@@ -91,12 +91,14 @@ export async function buildApp(
     roleLog === false || roleLog.isLevelEnabled('debug') || !roleLog.isLevelEnabled('warn')
       ? roleLog
       : roleLog.child({}, { level: 'warn' });
+  // Access lines formatted and batched here, written out when the API closes (access-log.ts).
+  const accessLines = roleLog === false ? null : new ApiAccessLines(roleLog);
   const app = Fastify({
     ...(frameworkLog !== false ? { loggerInstance: frameworkLog } : {}),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,
     // One access line per request, not Fastify's incoming and completed pair.
-    logController: new AccessLogController(),
+    logController: new AccessLogController(accessLines),
     // request.ip (logs, the console's sign-in limit) from X-Forwarded-For only behind trusted proxies.
     ...trustProxyOption(config.trustProxy),
     // The caller's (or the proxy's) X-Request-Id when safe, by the proxy's rule, so both log the same id.
@@ -106,12 +108,7 @@ export async function buildApp(
     },
     // W3C trace context on every line of a request, when well formed (a caller's junk is not logged).
     childLoggerFactory: (parent, bindings, opts, req) => {
-      const { traceparent, tracestate } = req.headers;
-      if (typeof traceparent === 'string' && isValidTraceparent(traceparent)) {
-        bindings.traceparent = traceparent;
-        if (typeof tracestate === 'string' && isLoggableTracestate(tracestate))
-          bindings.tracestate = tracestate;
-      }
+      addTraceFields(req.headers, bindings);
       return (logger !== false ? logger : parent).child(bindings, opts);
     },
     routerOptions: { ignoreTrailingSlash: true },
@@ -130,6 +127,8 @@ export async function buildApp(
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  if (accessLines !== null) app.addHook('onClose', () => accessLines.flush());
 
   // Every route with its methods, so tests can hold the OpenAPI document to the real route table.
   const routes: string[] = [];

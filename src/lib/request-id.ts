@@ -44,3 +44,20 @@ const TRACESTATE_MAX_LENGTH = 512;
 export function isLoggableTracestate(value: string): boolean {
   return value.length > 0 && value.length <= TRACESTATE_MAX_LENGTH && /^[\x20-\x7e]*$/.test(value);
 }
+
+/** The W3C trace context of a request as its log lines carry it: only what is well formed. */
+export interface TraceFields {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** The trace fields of a request's headers, added to `into` (a request logger's bindings). */
+export function addTraceFields(
+  headers: Record<string, string | string[] | undefined>,
+  into: TraceFields,
+): void {
+  const { traceparent, tracestate } = headers;
+  if (typeof traceparent !== 'string' || !isValidTraceparent(traceparent)) return;
+  into.traceparent = traceparent;
+  if (typeof tracestate === 'string' && isLoggableTracestate(tracestate)) into.tracestate = tracestate;
+}

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { jsonString, ms, msText } from './access-log.js';
+import { jsonString } from '../lib/batched-lines.js';
+import { ms, msText } from './access-log.js';
 
 // Run in a child so the log writes to a real stdout through the destination createLogger makes
 // (the batched path): 600 entries, more than two batches, then the flush of the remainder. Each

@@ -151,6 +151,8 @@ await forEachDatabase('operator logs', (target) => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       assert.equal(status, 'Completed');
+      // Probes log nothing at the default level (their routes' own level is warn).
+      assert.equal((await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'req-probe' } })).status, 200);
       const lines = await stopped(served);
 
       // One line per request, once the answer is out; not Fastify's incoming/completed pair.
@@ -162,6 +164,10 @@ await forEachDatabase('operator logs', (target) => {
       for (const reqId of ['req-issue-34', 'req-put']) {
         assert.equal(access.filter((l) => l.reqId === reqId).length, 1, `one line for ${reqId}`);
       }
+      assert.deepEqual(
+        lines.filter((l) => l.reqId === 'req-probe'),
+        [],
+      );
       const asking = access.find((l) => l.reqId === 'req-issue-34');
       assert.deepEqual(
         { ...asking, time: 0, pid: 0, hostname: '', totalMs: 0, bytesOut: 0 },
