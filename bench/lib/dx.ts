@@ -270,7 +270,7 @@ async function onboard(url: string, schema: string | null): Promise<AppCredentia
         permissions: [],
         ttlSeconds: 86_400,
       },
-      { cache: tokenMinting(database.db, new CredentialCache()), epoch: 0 },
+      { cache: tokenMinting(database, new CredentialCache()), epoch: 0 },
     );
     const jwt = await signAppJwt({ appId: app.app.id, privateKeyPem: app.privateKeyPem, kid: app.kid });
     const mintBody = JSON.stringify({

@@ -75,7 +75,7 @@ export async function buildApp(
     db: services.database.db,
     credentials: { accessTokens: new CredentialCache(), appJwts: new CredentialCache() },
     epochReads: sharedEpochReads(services.database.db),
-    minting: tokenMinting(services.database.db, new CredentialCache()),
+    minting: tokenMinting(services.database, new CredentialCache()),
     readCache: new ReadCache(),
     downloads: new DownloadSlots(config.exportDownloadsMax),
     ...(options.extraMetrics !== undefined ? { extraMetrics: options.extraMetrics } : {}),

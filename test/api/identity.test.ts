@@ -104,6 +104,40 @@ await forEachDatabase('identity', (target) => {
     assert.equal(me.json().workspace.workspaceId, partner.workspaceId);
   });
 
+  test('mints asked at once (150, then 3, 3 and 7) are all stored, and every token works', async () => {
+    const jwt = await partner.jwt();
+    const body = {
+      tokenType: 'appInstallation',
+      installationId: partner.installationId,
+      workspaceKey: partner.workspaceKey,
+    };
+    const mintAtOnce = async (n: number) => {
+      const answers = await Promise.all(
+        Array.from({ length: n }, () => post('/api/v1/auth/clientToken', jwt, body)),
+      );
+      for (const a of answers) assert.equal(a.statusCode, 200, a.body);
+      return answers.map((a) => a.json().token as string);
+    };
+    // Requests that arrive together are inserted in groups (group-insert.ts): here groups larger
+    // than the statements PostgreSQL keeps prepared, and small ones of one size twice.
+    const tokens = [
+      ...(await mintAtOnce(150)),
+      ...(await mintAtOnce(3)),
+      ...(await mintAtOnce(3)),
+      ...(await mintAtOnce(7)),
+    ];
+    assert.equal(new Set(tokens).size, 163);
+    const rows = await t.database.db
+      .selectFrom('access_tokens')
+      .select('token_hash')
+      .where('token_hash', 'in', tokens.map(accessTokenKey))
+      .execute();
+    assert.equal(rows.length, 163);
+    for (const token of [tokens[0], tokens[149], tokens[150], tokens[162]]) {
+      assert.equal((await get('/api/v1/auth/me', token as string)).statusCode, 200);
+    }
+  });
+
   test('a token minted by an earlier version (stored under its plain hash) still works', async () => {
     const minted = await accessToken(t, partner, partner.installationId, partner.workspaceKey);
     // Tokens now carry their mint time and are stored under a key led by it.

@@ -1,13 +1,14 @@
 // Per-installation access tokens: opaque random bearer tokens, stored as SHA-256 hashes, checked
 // against the installation, the workspace key version and the app key that minted them on every
 // call, so revocation (of the installation, the workspace key or the app key) is immediate.
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { problem } from '../../errors.js';
 import { hashSecret, randomSecret } from '../../lib/secrets.js';
 import { formatSeconds, nowSeconds, nowTimestamp } from '../../lib/time.js';
 import type { Db } from './users.js';
 import { asWorkspaceType, workspaceKeyMatches, type WorkspaceType } from './workspaces.js';
 import type { CredentialCache, UnderEpoch } from './credential-cache.js';
+import type { Database } from '../../storage/db/database.js';
 import { GroupInsert } from '../../storage/db/group-insert.js';
 import type { AccessTokensTable } from '../../storage/db/tables.js';
 
@@ -96,9 +97,12 @@ interface InstallationKey {
   key_version: number;
 }
 
-/** A process's minting state over `db`. */
-export function tokenMinting(db: Db, installations: CredentialCache<InstallationKey>): TokenMinting {
-  return { rows: new GroupInsert(tokenRowsWriter(db)), installations };
+/** A process's minting state over `database`. */
+export function tokenMinting(
+  database: Pick<Database, 'db' | 'run'>,
+  installations: CredentialCache<InstallationKey>,
+): TokenMinting {
+  return { rows: new GroupInsert(tokenRowsWriter(database)), installations };
 }
 
 /** The columns of a token row, in the order its INSERT lists them. */
@@ -117,12 +121,19 @@ const everyTokenColumn: [Exclude<keyof AccessTokensTable, (typeof TOKEN_COLUMNS)
   : never = true;
 void everyTokenColumn;
 
+/** Groups of at most this many rows are inserted by statements PostgreSQL keeps prepared (one per
+ * row count and connection); larger ones, rare, are planned each time. */
+const PREPARED_MAX_ROWS = 64;
+
 /**
  * Inserts token rows with one statement whose SQL Kysely compiles once per row count (in the
  * dialect of `db`): building a many-row INSERT anew for each group cost ~8 µs of CPU per mint
- * (docs/benchmarks.md).
+ * (docs/benchmarks.md). PostgreSQL keeps the statements of the usual group sizes prepared.
  */
-function tokenRowsWriter(db: Db): (rows: AccessTokensTable[]) => Promise<void> {
+function tokenRowsWriter({
+  db,
+  run,
+}: Pick<Database, 'db' | 'run'>): (rows: AccessTokensTable[]) => Promise<void> {
   const sqlByCount = new Map<number, string>();
   return async (rows) => {
     let text = sqlByCount.get(rows.length);
@@ -137,7 +148,11 @@ function tokenRowsWriter(db: Db): (rows: AccessTokensTable[]) => Promise<void> {
     }
     const parameters: unknown[] = [];
     for (const row of rows) for (const column of TOKEN_COLUMNS) parameters.push(row[column]);
-    await db.executeQuery(CompiledQuery.raw(text, parameters));
+    await run(
+      text,
+      parameters,
+      rows.length <= PREPARED_MAX_ROWS ? `dx_token_rows_${rows.length}` : undefined,
+    );
   };
 }
 

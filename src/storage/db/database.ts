@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { withStatementCache } from './statement-cache.js';
 import type pg from 'pg';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import { SqliteFileDialect } from './sqlite-dialect.js';
 import type { Tables } from './tables.js';
 
@@ -38,6 +38,12 @@ export interface Database {
   readonly db: Kysely<Tables>;
   readonly engine: Engine;
   readonly capabilities: DatabaseCapabilities;
+  /**
+   * Runs one statement (parameters as `$1` on PostgreSQL, `?` on SQLite: compile it with `db`).
+   * With `prepareAs`, PostgreSQL keeps it parsed and planned per connection under that name, so
+   * every name must always go with the same text; SQLite's statement cache keeps it anyway.
+   */
+  run(text: string, parameters: readonly unknown[], prepareAs?: string): Promise<void>;
   /** Throws when the database cannot answer; /readyz uses it. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -100,6 +106,9 @@ function openSqlite(file: string): Database {
     db,
     engine: { kind: 'sqlite', file, connection },
     capabilities: { skipLocked: false },
+    run: async (text, parameters) => {
+      await db.executeQuery(CompiledQuery.raw(text, [...parameters]));
+    },
     ping: async () => {
       connection.prepare('select 1').get();
     },
@@ -154,6 +163,13 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     db,
     engine: { kind: 'postgres', pool, schema },
     capabilities: { skipLocked: true },
+    run: async (text, parameters, prepareAs) => {
+      await pool.query(
+        prepareAs === undefined
+          ? { text, values: [...parameters] }
+          : { name: prepareAs, text, values: [...parameters] },
+      );
+    },
     ping: async () => {
       await sql`select 1`.execute(db);
     },
