@@ -75,6 +75,9 @@ const PAGE_CHECKS = `(() => {
 
 /** What is wrong with the page as it is rendered now; empty when nothing is. */
 export async function pageProblems(page: Page): Promise<string[]> {
+  // Asked right after a click that navigates, the page may be between documents (a CI run met
+  // `document.documentElement` null): check the new one once it has loaded.
+  await page.waitForLoadState();
   return page.evaluate<string[]>(PAGE_CHECKS);
 }
 
