@@ -36,7 +36,7 @@ type AccessEntry = ReturnType<typeof accessLine> & TraceFields & { reqId: string
 /**
  * The API's access lines, formatted here as pino would write them through the request's logger
  * (the role logger's bindings, then `reqId` and the trace fields) and batched (batched-lines.ts):
- * pino's path cost about a tenth of a small request's CPU (docs/benchmarks.md).
+ * pino's path cost 12–13 % of a cached GET's instructions (docs/benchmarks.md).
  */
 export class ApiAccessLines {
   private readonly lines: BatchedLines<AccessEntry>;
@@ -46,7 +46,7 @@ export class ApiAccessLines {
     this.lines = new BatchedLines(logger, apiLine);
   }
 
-  /** Whether `log` writes here: the role logger's destination is one lines go to directly. */
+  /** Whether `write` can be used: the role logger's destination takes lines formatted here. */
   get formatsHere(): boolean {
     return this.lines.formatsHere;
   }
