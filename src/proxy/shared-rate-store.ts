@@ -67,7 +67,7 @@ function postgresRateStore(pool: PostgresEngine['pool']): ClosableRateStore {
 }
 
 function sqliteRateStore(file: string): ClosableRateStore {
-  const conn = openSqliteConnection(file);
+  const conn = openSqliteConnection(file, 'service');
   // better-sqlite3 waits synchronously: a locked file must fail the report at once, not stall the
   // proxy's event loop (a few failures in a row make the limit per-process until it is free).
   conn.pragma('busy_timeout = 0');

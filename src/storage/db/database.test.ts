@@ -48,7 +48,7 @@ test("a write waits for another connection's lock with the event loop running, t
   const dir = mkdtempSync(join(tmpdir(), 'dx-sqlite-wait-'));
   const file = join(dir, 'dx.sqlite');
   const service = await openDatabase(`sqlite:${file}`);
-  const other = openSqliteConnection(file);
+  const other = openSqliteConnection(file, 'service');
   try {
     await sql`create table t (x integer)`.execute(service.db);
     other.exec('begin immediate'); // another thread's load, say, holds the write lock
@@ -95,6 +95,22 @@ test('the database, its WAL and shared-memory files are readable by their owner 
     await reopened.close();
   } finally {
     process.umask(previous);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a connection that passes over a table once keeps a small page cache; the service keeps a larger one', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-sqlite-cache-'));
+  const file = join(dir, 'dx.sqlite');
+  const service = openSqliteConnection(file, 'service');
+  const pass = openSqliteConnection(file, 'pass');
+  try {
+    // Negative: KiB. A load's writer, an export or a key build each open a 'pass' connection.
+    assert.equal(pass.pragma('cache_size', { simple: true }), -2000);
+    assert.equal(service.pragma('cache_size', { simple: true }), -16000);
+  } finally {
+    service.close();
+    pass.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

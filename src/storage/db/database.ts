@@ -62,8 +62,20 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   return openPostgres(url, options);
 }
 
+/**
+ * What an SQLite connection is for, which sizes its page cache. `service`: the service's own
+ * connections (metadata, pages of records, the change log, the proxy's rate buckets), which read
+ * the same pages again and again: better-sqlite3's 16 MB. `pass`: a connection that goes through
+ * a table once (a load's writer, an export, a key's build): SQLite's own default, 2 MB. There a
+ * larger cache holds memory for no gain: a table of a million records outgrows either, and a
+ * unique index sorts in runs of the cache's size, faster in small ones (docs/benchmarks.md).
+ */
+export type ConnectionUse = 'service' | 'pass';
+
+const PAGE_CACHE_KIB: Record<ConnectionUse, number> = { service: 16_000, pass: 2_000 };
+
 /** Opens a better-sqlite3 connection with the pragmas every connection of the service uses. */
-export function openSqliteConnection(file: string): BetterSqlite3.Database {
+export function openSqliteConnection(file: string, use: ConnectionUse): BetterSqlite3.Database {
   if (file !== ':memory:') {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     keepPrivate(file);
@@ -73,6 +85,7 @@ export function openSqliteConnection(file: string): BetterSqlite3.Database {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 10000');
+  conn.pragma(`cache_size = -${PAGE_CACHE_KIB[use]}`);
   conn.defaultSafeIntegers(false);
   return conn;
 }
@@ -96,7 +109,7 @@ function keepPrivate(file: string): void {
 }
 
 function openSqlite(file: string): Database {
-  const connection = openSqliteConnection(file);
+  const connection = openSqliteConnection(file, 'service');
   // The driver waits for another connection's write lock without holding the event loop (whenUnlocked).
   connection.pragma('busy_timeout = 0');
   const db = new Kysely<Tables>({

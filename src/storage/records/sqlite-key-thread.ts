@@ -3,4 +3,4 @@
 import { finishKey, type KeyWork } from './sqlite-key.js';
 import { answerOnSqliteThread } from './sqlite-thread.js';
 
-answerOnSqliteThread((conn, work: KeyWork) => finishKey(conn, work));
+answerOnSqliteThread('pass', (conn, work: KeyWork) => finishKey(conn, work));

@@ -2,6 +2,6 @@
 // sqlite-statements.ts) and answers with each statement's count of changed rows.
 import { answerOnSqliteThread } from './sqlite-thread.js';
 
-answerOnSqliteThread((conn, statements: string[]) =>
+answerOnSqliteThread('service', (conn, statements: string[]) =>
   conn.transaction(() => statements.map((s) => conn.prepare(s).run().changes))(),
 );

@@ -4,7 +4,7 @@
 // change log's whole-table scans (sqlite-statements.ts) run through here.
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
-import { openSqliteConnection } from '../db/database.js';
+import { openSqliteConnection, type ConnectionUse } from '../db/database.js';
 
 /** What a thread answers: its work's value, or the error it met (message and SQLite's code). */
 type ThreadReply<T> = { value: T } | { error: { message: string; code: string | undefined } };
@@ -29,11 +29,14 @@ export function runOnSqliteThread<T>(script: URL, file: string, input: unknown, 
   });
 }
 
-/** In a thread entry: runs `work` on a connection to the file it was given, answers, and ends. */
-export function answerOnSqliteThread<I, T>(work: (conn: BetterSqlite3.Database, input: I) => T): void {
+/** In a thread entry: runs `work` on a connection (for `use`) to the file it was given, answers, and ends. */
+export function answerOnSqliteThread<I, T>(
+  use: ConnectionUse,
+  work: (conn: BetterSqlite3.Database, input: I) => T,
+): void {
   const { file, input } = workerData as { file: string; input: I };
   let reply: ThreadReply<T>;
-  const conn = openSqliteConnection(file);
+  const conn = openSqliteConnection(file, use);
   try {
     reply = { value: work(conn, input) };
   } catch (err) {

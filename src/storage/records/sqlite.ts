@@ -80,7 +80,7 @@ export class SqliteRecordStore implements RecordStore {
       writes: options.writes ?? 'records',
       columns: writtenColumns(schema, options),
     };
-    const conn = openSqliteConnection(this.file);
+    const conn = openSqliteConnection(this.file, 'pass');
     // Its writes wait for another connection's lock with the event loop running (whenUnlocked).
     conn.pragma('busy_timeout = 0');
     let copied = { rows: 0, lastRow: 0 };

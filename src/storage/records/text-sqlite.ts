@@ -45,7 +45,7 @@ async function* pieces(
   schema: TableSchema,
   format: ExportFormat,
 ): AsyncGenerator<Buffer> {
-  const conn = openSqliteConnection(file);
+  const conn = openSqliteConnection(file, 'pass');
   try {
     conn.exec('begin');
     const columns = schema.columns.map((c) =>
