@@ -2,7 +2,8 @@
 // seconds for millions of records (better-sqlite3 runs on the calling thread) would otherwise hold
 // the event loop of a process that also serves the API. The key build (sqlite-key.ts) and the
 // change log's whole-table scans (sqlite-statements.ts) run through here.
-import { parentPort, Worker, workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { startThread } from '../../lib/threads.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openSqliteConnection, type ConnectionUse } from '../db/database.js';
 
@@ -12,7 +13,7 @@ type ThreadReply<T> = { value: T } | { error: { message: string; code: string | 
 /** Runs the thread entry `script` on `file` with `input`; resolves with what its work returned. */
 export function runOnSqliteThread<T>(script: URL, file: string, input: unknown, name: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(script, { workerData: { file, input } });
+    const worker = startThread(script, { file, input });
     let answered = false;
     worker.once('message', (reply: ThreadReply<T>) => {
       answered = true;
