@@ -1,6 +1,7 @@
 // The record store's text of a table (streamText). PostgreSQL's side: COPY's text lines rendered as
 // CSV and JSON lines, its float8 text as JavaScript's, checked on many doubles against the server.
-// SQLite's side: read on the calling thread, it lets the event loop turn while it streams.
+// SQLite's side: rendered on a thread, in key order whether the rows lie in it or not, handed over
+// as the reader asks, with the event loop free meanwhile.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import pg from 'pg';
 import { onDatabase, POSTGRES_URL } from '../support/databases.js';
 import { countEventLoopTurns } from '../support/event-loop.js';
 import { copyRows, LinesFromCopyText } from '../../src/storage/records/text-postgres.js';
-import { sqliteText } from '../../src/storage/records/text-sqlite.js';
+import { keyOrderRead, sqliteText } from '../../src/storage/records/text-sqlite.js';
 
 /** Doubles of every magnitude and notation, and random bit patterns (finite ones). */
 function doubles(): number[] {
@@ -153,37 +154,179 @@ void it("SQLite's text gives the event loop a turn between pieces, however fast 
   }
 });
 
-/** A file holding table t of SCHEMA's shape with `rows` rows, in WAL mode; returns its path. */
-function tableFile(dir: string, rows: number): string {
+/**
+ * A file holding table t of SCHEMA's shape as the service makes it (rows numbered in `#row`, the
+ * key a unique index) with `rows` rows, in WAL mode; `order` gives the key of each row number
+ * (default: the row number). Returns its path.
+ */
+function tableFile(dir: string, rows: number, order: (row: number) => number = (row) => row): string {
   const file = join(dir, 'records.db');
   const db = new BetterSqlite3(file);
   db.pragma('journal_mode = WAL');
-  db.exec('create table t (id integer primary key, s text, ok integer, x real)');
-  const insert = db.prepare('insert into t values (?, ?, ?, ?)');
+  db.exec('create table t ("#row" integer primary key, id integer, s text, ok integer, x real)');
+  const insert = db.prepare('insert into t values (?, ?, ?, ?, ?)');
   db.transaction(() => {
-    for (let i = 1; i <= rows; i++) insert.run(i, `row ${i} ${'·'.repeat(20)}`, i % 2, i / 7);
+    for (let row = 1; row <= rows; row++) {
+      const i = order(row);
+      insert.run(row, i, `row ${i} ${'·'.repeat(20)}`, i % 2, i / 7);
+    }
   })();
+  db.exec('create unique index t_key on t (id)');
   db.close();
   return file;
 }
 
-void it("SQLite's text: a reader that stops early ends the read and releases its snapshot", async () => {
+/** The keys 1..n in a fixed pseudo-random order: shuffled(n)[row - 1] is the key of a row. */
+function shuffled(n: number): number[] {
+  const keys = Array.from({ length: n }, (_, i) => i + 1);
+  let seed = 7;
+  for (let i = n - 1; i > 0; i--) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const j = seed % (i + 1);
+    [keys[i], keys[j]] = [keys[j] as number, keys[i] as number];
+  }
+  return keys;
+}
+
+async function textOf(file: string, format: 'csv' | 'ndjson'): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of sqliteText(file, 't', SCHEMA, format) as AsyncIterable<Buffer>)
+    chunks.push(chunk);
+  return Buffer.concat(chunks).toString();
+}
+
+void it("SQLite's text is in key order whether the rows lie in it or not, read along the key or sorted", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
-  const writer = new BetterSqlite3(tableFile(dir, 50_000), { timeout: 0 });
+  const rows = 30_000;
+  const expected = Array.from({ length: rows }, (_, i) => `${i + 1},row ${i + 1} ${'·'.repeat(20)},`);
   try {
-    const text = sqliteText(join(dir, 'records.db'), 't', SCHEMA, 'csv');
-    const first = (await text[Symbol.asyncIterator]().next()) as IteratorResult<Buffer>;
-    assert.match(first.value.toString(), /^1,row 1 /);
-    // A write after the reader's snapshot: a full checkpoint must wait for that reader.
-    writer.prepare('insert into t values (?, ?, ?, ?)').run(1e9, 'late', 0, 0);
-    const busy = () => (writer.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[])[0]?.busy;
-    assert.equal(busy(), 1, 'the reader holds its snapshot while it reads');
-    text.destroy();
-    const until = Date.now() + 5000;
-    while (busy() !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(busy(), 0, 'the snapshot is released once the reader stopped');
+    const keys = shuffled(rows);
+    const all = Array.from({ length: rows }, (_, i) => i + 1);
+    const rewritten = [...all.filter((k) => k % 100 !== 0), ...all.filter((k) => k % 100 === 0)];
+    for (const [name, order, read] of [
+      ['in key order', (row: number) => row, 'index'],
+      ['in random order', (row: number) => keys[row - 1] as number, 'sort'],
+      // A file loaded in order, then a hundredth of its records written again (an upsert moves each to the end).
+      ['in order but for records written again', (row: number) => rewritten[row - 1] as number, 'index'],
+    ] as const) {
+      rmSync(join(dir, 'records.db'), { force: true });
+      const file = tableFile(dir, rows, order);
+      const conn = new BetterSqlite3(file, { readonly: true });
+      try {
+        assert.equal(keyOrderRead(conn, 't', SCHEMA), read, name);
+      } finally {
+        conn.close();
+      }
+      const lines = (await textOf(file, 'csv')).split('\r\n');
+      assert.equal(lines.length, rows + 1, name);
+      const wrong = lines.slice(0, rows).filter((line, i) => !line.startsWith(expected[i] as string));
+      assert.deepEqual(wrong.slice(0, 3), [], name);
+    }
   } finally {
-    writer.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+void it("SQLite's text of a table with a key of two columns, its rows in random order, is in key order", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
+  const schema = {
+    columns: [
+      { name: 'a', kind: 'text' as const },
+      { name: 'b', kind: 'int64' as const },
+    ],
+    primaryKey: ['a', 'b'],
+  };
+  try {
+    const file = join(dir, 'records.db');
+    const db = new BetterSqlite3(file);
+    db.exec('create table t ("#row" integer primary key, a text, b integer)');
+    const keys = shuffled(20_000);
+    const insert = db.prepare('insert into t values (?, ?, ?)');
+    db.transaction(() => keys.forEach((k, i) => insert.run(i + 1, `k${k % 50}`, k)))();
+    db.exec('create unique index t_key on t (a, b)');
+    assert.equal(keyOrderRead(db, 't', schema), 'sort');
+    db.close();
+    const chunks: Buffer[] = [];
+    for await (const chunk of sqliteText(file, 't', schema, 'ndjson') as AsyncIterable<Buffer>)
+      chunks.push(chunk);
+    const read = Buffer.concat(chunks)
+      .toString()
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { a: string; b: number });
+    const sorted = [...read].sort((x, y) => (x.a < y.a ? -1 : x.a > y.a ? 1 : x.b - y.b));
+    assert.equal(read.length, 20_000);
+    assert.deepEqual(read, sorted);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+void it("SQLite's text of an empty table, and of a table without a key, in row order", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
+  try {
+    const file = tableFile(dir, 0);
+    assert.equal(await textOf(file, 'csv'), '');
+    const db = new BetterSqlite3(file);
+    db.exec('drop index t_key');
+    const insert = db.prepare('insert into t values (?, ?, ?, ?, ?)');
+    for (const [row, id] of [
+      [3, 30],
+      [1, 10],
+      [2, 20],
+    ])
+      insert.run(row, id, 's', 1, 0);
+    db.close();
+    const noKey = { ...SCHEMA, primaryKey: [] };
+    const chunks: Buffer[] = [];
+    for await (const chunk of sqliteText(file, 't', noKey, 'csv') as AsyncIterable<Buffer>)
+      chunks.push(chunk);
+    assert.equal(Buffer.concat(chunks).toString(), '10,s,true,0\r\n20,s,true,0\r\n30,s,true,0\r\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+for (const [where, order] of [
+  ['along the key', undefined],
+  ['sorted, on a thread', (row: number) => 50_001 - row],
+] as const) {
+  void it(`SQLite's text read ${where}: a reader that stops early ends the read and releases its snapshot`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
+    const writer = new BetterSqlite3(tableFile(dir, 50_000, order), { timeout: 0 });
+    const text = sqliteText(join(dir, 'records.db'), 't', SCHEMA, 'csv');
+    try {
+      const first = (await text[Symbol.asyncIterator]().next()) as IteratorResult<Buffer>;
+      assert.match(first.value.toString(), /^1,row 1 /);
+      // A write after the reader's snapshot: a full checkpoint must wait for that reader.
+      writer.prepare('insert into t values (?, ?, ?, ?, ?)').run(1e9, 1e9, 'late', 0, 0);
+      const busy = () => (writer.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[])[0]?.busy;
+      assert.equal(busy(), 1, 'the reader holds its snapshot while it reads');
+      text.destroy();
+      const until = Date.now() + 5000;
+      while (busy() !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(busy(), 0, 'the snapshot is released once the reader stopped');
+    } finally {
+      text.destroy();
+      writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+void it("SQLite's text: an error of the thread's read reaches the stream, with SQLite's code", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-text-'));
+  try {
+    // Rows in reverse key order: read sorted, on a thread, where the column missing fails the statement.
+    const file = tableFile(dir, 1000, (row) => 1001 - row);
+    const schema = { ...SCHEMA, columns: [...SCHEMA.columns, { name: 'missing', kind: 'text' as const }] };
+    await assert.rejects(
+      async () => {
+        for await (const _ of sqliteText(file, 't', schema, 'csv'));
+      },
+      { code: 'SQLITE_ERROR', message: /no such column: "missing"/ },
+    );
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
