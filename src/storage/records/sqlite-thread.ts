@@ -7,8 +7,25 @@ import { startThread } from '../../lib/threads.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openSqliteConnection, type ConnectionUse } from '../db/database.js';
 
-/** What a thread answers: its work's value, or the error it met (message and SQLite's code). */
-type ThreadReply<T> = { value: T } | { error: { message: string; code: string | undefined } };
+/** An error as a thread posts it: its message and SQLite's code (an Error itself would lose the code). */
+export interface ThreadError {
+  message: string;
+  code: string | undefined;
+}
+
+/** What a thread posts of an error it met. */
+export function threadError(err: unknown): ThreadError {
+  const e = err as { message?: unknown; code?: unknown };
+  return { message: String(e.message ?? err), code: typeof e.code === 'string' ? e.code : undefined };
+}
+
+/** The error a thread posted, as an Error with SQLite's code again. */
+export function errorFromThread(error: ThreadError): Error {
+  return Object.assign(new Error(error.message), { code: error.code });
+}
+
+/** What a thread answers: its work's value, or the error it met. */
+type ThreadReply<T> = { value: T } | { error: ThreadError };
 
 /** Runs the thread entry `script` on `file` with `input`; resolves with what its work returned. */
 export function runOnSqliteThread<T>(script: URL, file: string, input: unknown, name: string): Promise<T> {
@@ -18,7 +35,7 @@ export function runOnSqliteThread<T>(script: URL, file: string, input: unknown, 
     worker.once('message', (reply: ThreadReply<T>) => {
       answered = true;
       if ('value' in reply) resolve(reply.value);
-      else reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
+      else reject(errorFromThread(reply.error));
     });
     worker.once('error', (err) => {
       answered = true;
@@ -41,10 +58,7 @@ export function answerOnSqliteThread<I, T>(
   try {
     reply = { value: work(conn, input) };
   } catch (err) {
-    const e = err as { message?: unknown; code?: unknown };
-    reply = {
-      error: { message: String(e.message ?? err), code: typeof e.code === 'string' ? e.code : undefined },
-    };
+    reply = { error: threadError(err) };
   } finally {
     conn.close();
   }

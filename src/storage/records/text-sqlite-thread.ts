@@ -2,6 +2,7 @@
 // (text-sqlite.ts), and posts it piece by piece, each when the reader has asked for one.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqliteConnection } from '../db/database.js';
+import { threadError } from './sqlite-thread.js';
 import { CREDITS, renderedPieces, STOP, type TextMessage, type TextWork } from './text-sqlite.js';
 
 const { work, control } = workerData as { work: TextWork; control: Int32Array };
@@ -35,10 +36,7 @@ try {
   conn.exec('commit');
   if (wanted) post({ end: true });
 } catch (err) {
-  const e = err as { message?: unknown; code?: unknown };
-  post({
-    error: { message: String(e.message ?? err), code: typeof e.code === 'string' ? e.code : undefined },
-  });
+  post({ error: threadError(err) });
 } finally {
   conn.close();
 }

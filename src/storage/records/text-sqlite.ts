@@ -15,6 +15,7 @@ import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import type BetterSqlite3 from 'better-sqlite3';
 import { startThread } from '../../lib/threads.js';
 import { openSqliteConnection } from '../db/database.js';
+import { errorFromThread, type ThreadError } from './sqlite-thread.js';
 import type { ExportFormat } from '../db/tables.js';
 import {
   orderColumns,
@@ -68,8 +69,7 @@ export const CREDITS = 0;
 export const STOP = 1;
 
 /** What the thread posts: a piece, the end, or the error it met. */
-export type TextMessage =
-  { piece: Uint8Array } | { end: true } | { error: { message: string; code?: string } };
+export type TextMessage = { piece: Uint8Array } | { end: true } | { error: ThreadError };
 
 /** Streams a table's text; the connection (or the thread) ends when the stream ends or is destroyed. */
 export function sqliteText(file: string, table: string, schema: TableSchema, format: ExportFormat): Readable {
@@ -125,8 +125,7 @@ async function* piecesFromThread(work: TextWork): AsyncGenerator<Buffer> {
       const message = arrived.shift();
       if (message === undefined) throw failure ?? new Error('the SQLite text thread stopped');
       if ('end' in message) return;
-      if ('error' in message)
-        throw Object.assign(new Error(message.error.message), { code: message.error.code });
+      if ('error' in message) throw errorFromThread(message.error);
       signal(CREDITS, 1);
       yield Buffer.from(message.piece.buffer, message.piece.byteOffset, message.piece.byteLength);
     }
