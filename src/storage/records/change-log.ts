@@ -24,6 +24,19 @@ import {
 
 /** work_mem of a replace's full join on PostgreSQL (its default is 4MB, which spilled to disk). */
 const HASH_JOIN_MEMORY = '256MB';
+/**
+ * Parts a replace's full join on PostgreSQL is split into, each on a connection of its own: every
+ * part hashes and probes only the keys whose hash falls in it, so the parts run side by side on
+ * the server's cores (PostgreSQL 15 runs no full join, and no INSERT's query, in parallel itself).
+ */
+const REPLACE_JOIN_PARTS = 2; // a power of two: a key's part is its hash's low bits
+/** A PostgreSQL hash of a key column's value, by kind: which part of the join a key falls in. */
+const POSTGRES_KEY_HASH: Record<ValueKind, (column: string) => string> = {
+  text: (c) => `hashtext(${c})`,
+  int64: (c) => `hashint8(${c})`,
+  float64: (c) => `hashfloat8(${c})`,
+  boolean: (c) => `hashint4(${c}::int)`,
+};
 /** The batch column of a change log; no property can be named so. */
 const BATCH_COLUMN = '#batch';
 
@@ -89,15 +102,31 @@ export class ChangeLog {
     const previous = quoteId(c.previous);
     if (c.changed === 'all' && c.removed && this.engine === 'postgres') {
       // A replace on PostgreSQL: one full join of the two tables finds the changed, added and
-      // removed keys at once (two anti-joins hashed both tables twice).
+      // removed keys at once (two anti-joins hashed both tables twice), split by the keys' hash.
       const differs = [`n.${quoteId(key[0] ?? '')} is null`, `p.${quoteId(key[0] ?? '')} is null`];
       const values = sameValues.length > 0 ? [`not (${sameValues.join(' and ')})`] : [];
       const either = key.map((k) => `coalesce(n.${quoteId(k)}, p.${quoteId(k)})`).join(', ');
-      return this.runAlongKeys(
-        'hash',
-        `${into} select ${c.batch}, ${either} from ${table} n full join ${previous} p on ${sameKey('n', 'p').join(' and ')}
-          where ${[...differs, ...values].join(' or ')}`,
+      const keyHash = key
+        .map((k) => {
+          const kind = c.schema.columns.find((col) => col.name === k)?.kind;
+          if (kind === undefined) throw new Error(`primary key column ${k} is not in the table`);
+          return POSTGRES_KEY_HASH[kind](quoteId(k));
+        })
+        .join(' # ');
+      const inPart = (from: string, part: number) =>
+        `(select * from ${from} where (${keyHash}) & ${REPLACE_JOIN_PARTS - 1} = ${part})`;
+      const parts = Array.from({ length: REPLACE_JOIN_PARTS }, (_, part) =>
+        this.runAlongKeys(
+          'hash',
+          `${into} select ${c.batch}, ${either} from ${inPart(table, part)} n full join ${inPart(previous, part)} p
+            on ${sameKey('n', 'p').join(' and ')} where ${[...differs, ...values].join(' or ')}`,
+        ),
       );
+      // Every part ends before a failure is told: a load that fails discards its batch's keys.
+      const settled = await Promise.allSettled(parts);
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+      return settled.reduce((sum, r) => sum + (r.status === 'fulfilled' ? r.value : 0), 0);
     }
     let total = 0;
     const scans: string[] = [];
