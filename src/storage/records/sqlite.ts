@@ -195,7 +195,7 @@ class SqliteStagingWriter implements StagingWriter {
   private written = 0;
   private readonly statements = new Map<number, BetterSqlite3.Statement>();
   private closed = false;
-  /** Values per row: the row number, then the written columns. */
+  /** Values per row: the written columns (the row number is SQLite's to assign). */
   private readonly width: number;
   /** Rows per statement: ROWS_PER_STATEMENT, fewer for a schema too wide for that many. */
   private readonly rowsPerStatement: number;
@@ -212,7 +212,7 @@ class SqliteStagingWriter implements StagingWriter {
     private readonly key: { file: string; threadRows: number },
     private readonly signal?: AbortSignal,
   ) {
-    this.width = shape.columns.length + 1;
+    this.width = shape.columns.length;
     this.rowsPerStatement = Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / this.width));
   }
 
@@ -257,20 +257,16 @@ class SqliteStagingWriter implements StagingWriter {
     const rows = this.pending;
     this.pending = [];
     if (rows.length === 0) return;
-    const first = this.copied.lastRow + this.written;
-    let last = first;
-    // Tried again while another connection holds the lock: numbered from the same first row each time.
+    // Each row takes the next row number (`#row` is the rowid: SQLite numbers it after the
+    // table's last, which the copied rows and the earlier chunks end with): nothing to bind for
+    // it. A chunk tried again after a lock was rolled back, so it is numbered the same.
     const insertChunk = this.conn.transaction(() => {
-      last = first;
       for (let i = 0; i < rows.length; i += this.rowsPerStatement) {
         const count = Math.min(this.rowsPerStatement, rows.length - i);
         // One flat parameter array per statement, filled by index (no per-row arrays or slices).
         const params = new Array<unknown>(count * this.width);
         let at = 0;
-        for (let r = i; r < i + count; r++) {
-          params[at++] = ++last;
-          for (const v of rows[r] ?? []) params[at++] = bind(v);
-        }
+        for (let r = i; r < i + count; r++) for (const v of rows[r] ?? []) params[at++] = bind(v);
         this.statement(count).run(params);
       }
     });
@@ -282,7 +278,7 @@ class SqliteStagingWriter implements StagingWriter {
   private statement(rows: number): BetterSqlite3.Statement {
     let stmt = this.statements.get(rows);
     if (stmt === undefined) {
-      const columns = [ROW_COLUMN, ...this.shape.columns].map(quoteId).join(', ');
+      const columns = this.shape.columns.map(quoteId).join(', ');
       const tuple = `(${Array<string>(this.width).fill('?').join(',')})`;
       stmt = this.conn.prepare(
         `insert into ${quoteId(this.table)} (${columns}) values ${Array<string>(rows).fill(tuple).join(',')}`,
