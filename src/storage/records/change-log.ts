@@ -22,8 +22,9 @@ import {
   type ValueKind,
 } from './record-store.js';
 
-/** work_mem of a replace's full join on PostgreSQL (its default is 4MB, which spilled to disk). */
-const HASH_JOIN_MEMORY = '256MB';
+/** work_mem of a replace's full join on PostgreSQL in all, shared by its parts (the default, 4MB,
+ * spilled to disk): as much as the join took in one statement. */
+const HASH_JOIN_MEMORY_MB = 256;
 /**
  * Parts a replace's full join on PostgreSQL is split into, each on a connection of its own: every
  * part hashes and probes only the keys whose hash falls in it, so the parts run side by side on
@@ -214,16 +215,16 @@ export class ChangeLog {
    * Runs a statement that joins a new table to another through their primary keys, the join
    * chosen here: the new table has no statistics yet. `probe`: the previous table's key per row
    * (the planner hashed the whole previous table: 1.6 s for 10k upserted rows against 1M records,
-   * where probing takes 0.2 s). `hash`: one table hashed in memory for a whole replace (2.1 s for
-   * 1M records against 1M; merging along both keys read both heaps in key order, a random read
+   * where probing takes 0.2 s). `hash`: one table hashed in memory for a part of a replace (2.1 s
+   * for 1M records against 1M in one statement; merging along both keys read both heaps in key order, a random read
    * per row when the keys came in random order: 8.5 s). PostgreSQL only.
    */
   private runAlongKeys(how: 'probe' | 'hash', statement: string): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       await sql`set local enable_mergejoin = off`.execute(trx);
       if (how === 'probe') await sql`set local enable_hashjoin = off`.execute(trx);
-      // A 1M-record table's hash takes ~120 MB; a larger one spills to batches on disk.
-      else await sql.raw(`set local work_mem = '${HASH_JOIN_MEMORY}'`).execute(trx);
+      // A 1M-record table's hash takes ~120 MB (~60 a half); a larger one spills to batches on disk.
+      else await sql.raw(`set local work_mem = '${HASH_JOIN_MEMORY_MB / REPLACE_JOIN_PARTS}MB'`).execute(trx);
       await sql`set local jit = off`.execute(trx);
       const res = await sql.raw(statement).execute(trx);
       return Number(res.numAffectedRows ?? 0);
