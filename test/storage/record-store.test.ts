@@ -29,6 +29,15 @@ import { countEventLoopTurns } from '../support/event-loop.js';
 const DATASET = '0a1b2c3d-0000-4000-8000-000000000001';
 const OTHER_DATASET = '0a1b2c3d-0000-4000-8000-000000000002';
 
+/** Columns of every value kind, keys of the change tests' schemas. */
+const EVERY_KIND: TableSchema['columns'] = [
+  { name: 'region', kind: 'text' },
+  { name: 'flag', kind: 'boolean' },
+  { name: 'x', kind: 'float64' },
+  { name: 'n', kind: 'int64' },
+  { name: 'note', kind: 'text' },
+];
+
 const KEYED: TableSchema = {
   columns: [
     { name: 'id', kind: 'int64' },
@@ -913,13 +922,7 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
   void it('diffs a replace keyed by a column of every kind: each changed, new and removed key found once', async () => {
     const log = changesTableName(DATASET);
     const everyKind: TableSchema = {
-      columns: [
-        { name: 'region', kind: 'text' },
-        { name: 'flag', kind: 'boolean' },
-        { name: 'x', kind: 'float64' },
-        { name: 'n', kind: 'int64' },
-        { name: 'note', kind: 'text' },
-      ],
+      columns: EVERY_KIND,
       primaryKey: ['region', 'flag', 'x', 'n'],
     };
     // 400 keys (PostgreSQL splits the join by the keys' hash: both parts get some), 0 and -0 alike.
@@ -979,13 +982,7 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
   void it('reads changes of a key of every kind page by page, records and keys as JSON.stringify writes them', async () => {
     const log = changesTableName(DATASET);
     const mixed: TableSchema = {
-      columns: [
-        { name: 'region', kind: 'text' },
-        { name: 'flag', kind: 'boolean' },
-        { name: 'x', kind: 'float64' },
-        { name: 'n', kind: 'int64' },
-        { name: 'note', kind: 'text' },
-      ],
+      columns: EVERY_KIND,
       primaryKey: ['region', 'flag', 'x'],
     };
     const awkward = 'tab\there\nnew line\r\\back\\slash\\N \\\' it\'s "quoted" \u0001 ;,é🙂';
