@@ -15,6 +15,7 @@ import {
   quoteId,
   ROW_COLUMN,
   type ChangeCapture,
+  type ColumnSpec,
   type ChangeRead,
   type ChangeRow,
   type KeysetPosition,
@@ -107,12 +108,8 @@ export class ChangeLog {
       const differs = [`n.${quoteId(key[0] ?? '')} is null`, `p.${quoteId(key[0] ?? '')} is null`];
       const values = sameValues.length > 0 ? [`not (${sameValues.join(' and ')})`] : [];
       const either = key.map((k) => `coalesce(n.${quoteId(k)}, p.${quoteId(k)})`).join(', ');
-      const keyHash = key
-        .map((k) => {
-          const kind = c.schema.columns.find((col) => col.name === k)?.kind;
-          if (kind === undefined) throw new Error(`primary key column ${k} is not in the table`);
-          return POSTGRES_KEY_HASH[kind](quoteId(k));
-        })
+      const keyHash = keyColumnsOf(c.schema)
+        .map((col) => POSTGRES_KEY_HASH[col.kind](quoteId(col.name)))
         .join(' # ');
       const inPart = (from: string, part: number) =>
         `(select * from ${from} where (${keyHash}) & ${REPLACE_JOIN_PARTS - 1} = ${part})`;
@@ -216,8 +213,8 @@ export class ChangeLog {
    * chosen here: the new table has no statistics yet. `probe`: the previous table's key per row
    * (the planner hashed the whole previous table: 1.6 s for 10k upserted rows against 1M records,
    * where probing takes 0.2 s). `hash`: one table hashed in memory for a part of a replace (2.1 s
-   * for 1M records against 1M in one statement; merging along both keys read both heaps in key order, a random read
-   * per row when the keys came in random order: 8.5 s). PostgreSQL only.
+   * for 1M records against 1M in one statement; merging along both keys read both heaps in key
+   * order, a random read per row when the keys came in random order: 8.5 s). PostgreSQL only.
    */
   private runAlongKeys(how: 'probe' | 'hash', statement: string): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
@@ -239,14 +236,7 @@ export class ChangeLog {
    */
   async read(q: ChangeRead): Promise<ChangeRow[]> {
     const key = keyOf(q.schema);
-    const keySchema: TableSchema = {
-      columns: key.map((k) => {
-        const column = q.schema.columns.find((c) => c.name === k);
-        if (column === undefined) throw new Error(`primary key column ${k} is not in the table`);
-        return column;
-      }),
-      primaryKey: key,
-    };
+    const keySchema: TableSchema = { columns: keyColumnsOf(q.schema), primaryKey: key };
     const log = sql.table(q.changesTable);
     const keyRef = (alias: string, k: string) => sql.ref(`${alias}.${k}`);
     // The keys come from the log (`c`), each record from the current table (`r`) if it holds it;
@@ -319,11 +309,9 @@ export class ChangeLog {
   private async ensureTable(changesTable: string, schema: TableSchema): Promise<void> {
     if (await this.exists(changesTable)) return;
     const key = keyOf(schema);
-    const columns = key.map((k) => {
-      const kind = schema.columns.find((c) => c.name === k)?.kind;
-      if (kind === undefined) throw new Error(`primary key column ${k} is not in the table`);
-      return `${quoteId(k)} ${KINDS[kind][this.engine].sqlType} not null`;
-    });
+    const columns = keyColumnsOf(schema).map(
+      (col) => `${quoteId(col.name)} ${KINDS[col.kind][this.engine].sqlType} not null`,
+    );
     const table = quoteId(changesTable);
     const keyList = key.map(quoteId).join(', ');
     const batch = quoteId(BATCH_COLUMN);
@@ -424,4 +412,13 @@ export class ChangeLog {
 function keyOf(schema: TableSchema): string[] {
   if (schema.primaryKey.length === 0) throw new Error('a change log needs a table with a primary key');
   return schema.primaryKey;
+}
+
+/** The primary key's columns, in the key's order. */
+function keyColumnsOf(schema: TableSchema): ColumnSpec[] {
+  return keyOf(schema).map((k) => {
+    const column = schema.columns.find((c) => c.name === k);
+    if (column === undefined) throw new Error(`primary key column ${k} is not in the table`);
+    return column;
+  });
 }
