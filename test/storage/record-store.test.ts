@@ -122,6 +122,39 @@ async function deleteCaptured(
   return { table, changes };
 }
 
+/** A replace of `previous` by `table` (both of `schema`) diffed under batch 1 of the dataset's log,
+ * and every change it found read back. */
+async function replaceDiffed(
+  store: RecordStore,
+  schema: TableSchema,
+  previous: string,
+  table: string,
+  rows: number,
+): Promise<{ changed: number; read: ChangeRow[] }> {
+  const changesTable = changesTableName(DATASET);
+  const changed = await store.captureChanges({
+    changesTable,
+    schema,
+    rows,
+    batch: 1,
+    table,
+    previous,
+    changed: 'all',
+    removed: true,
+  });
+  const read = await store.readChanges({
+    changesTable,
+    batch: 1,
+    keysIn: 'log',
+    later: [],
+    current: table,
+    schema,
+    after: null,
+    limit: rows * 2 + 1,
+  });
+  return { changed, read };
+}
+
 /** Changes of the KEYED schema as [key, the current record's name, or 'deleted']. */
 function shown(rows: ChangeRow[]): (number | string | null)[][] {
   return rows.map((r) => [
@@ -891,26 +924,7 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
       [6, 'six', true, 6],
       [5, 'FIVE', true, 5],
     ]);
-    const changed = await store.captureChanges({
-      changesTable: log,
-      schema: KEYED,
-      rows: 6,
-      batch: 1,
-      table: replaced.table,
-      previous: before.table,
-      changed: 'all',
-      removed: true,
-    });
-    const rows = await store.readChanges({
-      changesTable: log,
-      batch: 1,
-      keysIn: 'log',
-      later: [],
-      current: replaced.table,
-      schema: KEYED,
-      after: null,
-      limit: 100,
-    });
+    const { changed, read: rows } = await replaceDiffed(store, KEYED, before.table, replaced.table, 6);
     assert.deepEqual(
       rows.map((r) => r.key),
       ['{"id":3}', '{"id":5}', '{"id":6}'],
@@ -949,26 +963,13 @@ function recordStoreSuite(target: DatabaseTarget, makeStore: (database: Database
     }
     const previous = await load(store, everyKind, before);
     const replaced = await load(store, everyKind, after.reverse());
-    const changed = await store.captureChanges({
-      changesTable: log,
-      schema: everyKind,
-      rows: after.length,
-      batch: 1,
-      table: replaced.table,
-      previous: previous.table,
-      changed: 'all',
-      removed: true,
-    });
-    const rows = await store.readChanges({
-      changesTable: log,
-      batch: 1,
-      keysIn: 'log',
-      later: [],
-      current: replaced.table,
-      schema: everyKind,
-      after: null,
-      limit: 1000,
-    });
+    const { changed, read: rows } = await replaceDiffed(
+      store,
+      everyKind,
+      previous.table,
+      replaced.table,
+      after.length,
+    );
     const found = rows.map((r) => {
       const key = JSON.parse(r.key) as Record<string, unknown>;
       return JSON.stringify([key.region, key.flag, key.x, key.n].map(String));
